@@ -1,0 +1,53 @@
+// The Eigen side of lowering: views that never copy, casts, and the storage type of a materialised node.
+// Values flowing through lowering are either references to plain objects (arguments, materialised
+// temporaries), Eigen expressions held by value (which hold plain objects by reference and nested
+// expressions by value, so nothing dangles), or scalars.
+#ifndef KILN_DETAIL_EIGEN_HPP
+#define KILN_DETAIL_EIGEN_HPP
+
+#include <Eigen/Core>
+
+#include <type_traits>
+
+namespace kiln::detail {
+
+template <class T>
+concept eigen_dense = std::is_base_of_v<Eigen::DenseBase<std::remove_cvref_t<T>>, std::remove_cvref_t<T>>;
+template <class T>
+concept eigen_array = std::is_base_of_v<Eigen::ArrayBase<std::remove_cvref_t<T>>, std::remove_cvref_t<T>>;
+template <class T>
+concept eigen_plain = std::is_base_of_v<Eigen::PlainObjectBase<std::remove_cvref_t<T>>, std::remove_cvref_t<T>>;
+
+// A coefficient-wise (array) view of x; a plain Array is wrapped so the view holds it by reference.
+template <class X>
+auto as_array(X const& x) {
+    if constexpr (!eigen_array<X>) return x.array();
+    else if constexpr (eigen_plain<X>) return x.matrix().array();
+    else return x;
+}
+
+// A linear-algebra (matrix) view of x, for products: a plain matrix stays itself, so Eigen's GEMM reads
+// it directly.
+template <class X>
+decltype(auto) as_matrix(X const& x) {
+    if constexpr (eigen_array<X>) return x.matrix();
+    else return (x);
+}
+
+// x in dtype R: scalars by static_cast, expressions by a lazy cast (nothing when already R).
+template <class R, class X>
+decltype(auto) cast_to(X const& x) {
+    if constexpr (std::is_arithmetic_v<X>) return static_cast<R>(x);
+    else if constexpr (std::is_same_v<typename X::Scalar, R>) return (x);
+    else return x.template cast<R>();
+}
+
+// Where a materialised node lives: a scalar, or a matrix with the node's static extents.
+template <class Info>
+using storage_t = std::conditional_t<Info::rank == 0, typename Info::scalar,
+                                     Eigen::Matrix<typename Info::scalar, static_cast<int>(Info::rows),
+                                                   static_cast<int>(Info::cols)>>;
+
+}  // namespace kiln::detail
+
+#endif

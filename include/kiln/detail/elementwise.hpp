@@ -1,0 +1,136 @@
+// The rules shared by elementwise primitives, so that each primitive's own file says only what is its own
+// (its name, its Eigen function, its cost, later its derivative).
+//
+// Broadcasting follows NumPy on kiln's shapes (rank 0, or rows x cols): a scalar combines with anything,
+// and an extent that is statically 1 stretches to the other operand's (a row against a matrix, a
+// column against a matrix). Broadcasting is decided by static extents only: a dynamic extent that
+// happens to be 1 at run time must match exactly, so what is fused and what is checked never depends on
+// run-time data.
+#ifndef KILN_DETAIL_ELEMENTWISE_HPP
+#define KILN_DETAIL_ELEMENTWISE_HPP
+
+#include <kiln/detail/eigen.hpp>
+#include <kiln/detail/node.hpp>
+
+#include <type_traits>
+
+namespace kiln::detail {
+
+// Shape rule for two operands of an elementwise operation; A and B are their static infos.
+template <class A, class B>
+constexpr shape_check broadcast_shape(extent a, extent b) {
+    if constexpr (A::rank == 0) return {b};
+    else if constexpr (B::rank == 0) return {a};
+    else {
+        shape_check r{};
+        auto dim = [&](long sa, long sb, long xa, long xb, long& out, long& expected) {
+            if (sa == 1) out = xb;
+            else if (sb == 1) out = xa;
+            else if (extents_compatible(xa, xb)) out = extent_merge(xa, xb);
+            else {
+                r.bad_operand = 1;
+                expected = xa;
+            }
+        };
+        dim(A::rows, B::rows, a.rows, b.rows, r.out.rows, r.expected.rows);
+        dim(A::cols, B::cols, a.cols, b.cols, r.out.cols, r.expected.cols);
+        return r;
+    }
+}
+
+// Operand k of an elementwise node is broadcast when it is a matrix with a static 1 that stretches.
+template <class I>
+constexpr bool stretches(long out_rows, long out_cols) {
+    return I::rank == 2 && ((I::rows == 1 && out_rows != 1) || (I::cols == 1 && out_cols != 1));
+}
+
+// The value of an operand, cast to R and stretched to the node's extent `out` when it broadcasts.
+template <class R, class I, class Out, class X>
+auto elementwise_operand(X const& x, extent out) {
+    if constexpr (I::rank == 0) {
+        return static_cast<R>(x);
+    } else {
+        auto a = as_array(cast_to<R>(x));
+        constexpr bool rows = I::rows == 1 && Out::rows != 1, cols = I::cols == 1 && Out::cols != 1;
+        if constexpr (rows || cols) return a.replicate(rows ? out.rows : 1, cols ? out.cols : 1);
+        else return a;
+    }
+}
+
+// Common rule of binary elementwise primitives (CRTP): Derived supplies name, cost, apply(a, b) and
+// `floating` (whether integer operands are computed as f64).
+template <class Derived>
+struct elementwise_binary {
+    template <class A, class B>
+    struct rule {
+        using promotion = promote<typename A::scalar, A::weak, typename B::scalar, B::weak>;
+        // the dtype the operation computes in (a division of integers computes in f64)
+        using compute = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename promotion::type>,
+                                           double, typename promotion::type>;
+        using scalar = compute;
+        static constexpr bool weak = promotion::weak;
+        static constexpr int rank = (A::rank == 0 && B::rank == 0) ? 0 : 2;
+        static constexpr shape_check check = broadcast_shape<A, B>(static_extent<A>(), static_extent<B>());
+        static constexpr long rows = rank == 0 ? 1 : check.out.rows, cols = rank == 0 ? 1 : check.out.cols;
+        static constexpr unsigned broadcast_mask =
+            (stretches<A>(rows, cols) ? 1u : 0u) | (stretches<B>(rows, cols) ? 2u : 0u);
+        static constexpr bool always_materialise = false;
+        static constexpr bool checked =
+            raise_if<(check.bad_operand >= 0), diagnostic::incompatible_shapes, Derived, operand_description<A>,
+                     operand_description<B>>::ok;
+    };
+
+    template <class A, class B>
+    static constexpr shape_check shape(extent a, extent b) {
+        return broadcast_shape<A, B>(a, b);
+    }
+
+    template <class A, class B, class X, class Y>
+    static auto lower(extent out, X const& x, Y const& y) {
+        using R = rule<A, B>;
+        using C = typename R::compute;
+        return Derived::apply(elementwise_operand<C, A, R>(x, out), elementwise_operand<C, B, R>(y, out));
+    }
+
+    static constexpr double flops(extent out, extent, extent) {
+        return Derived::cost * static_cast<double>(out.rows * out.cols);
+    }
+};
+
+// Common rule of unary elementwise primitives (CRTP): Derived supplies name, cost and apply(x), and sets
+// `floating` when the function needs a floating-point operand (integers are promoted to f64, as JAX
+// promotes them to its default float).
+template <class Derived>
+struct elementwise_unary {
+    template <class A>
+    struct rule {
+        using scalar = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename A::scalar>,
+                                          double, typename A::scalar>;
+        static constexpr bool weak = A::weak;
+        static constexpr int rank = A::rank;
+        static constexpr long rows = A::rows, cols = A::cols;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialise = false;
+        static constexpr bool checked = true;
+    };
+
+    template <class A>
+    static constexpr shape_check shape(extent a) {
+        return {a};
+    }
+
+    template <class A, class X>
+    static auto lower(extent, X const& x) {
+        using R = typename rule<A>::scalar;
+        if constexpr (A::rank == 0) return Derived::apply(static_cast<R>(x));
+        else return Derived::apply(as_array(cast_to<R>(x)));
+    }
+
+    static constexpr double flops(extent out, extent) {
+        return Derived::cost * static_cast<double>(out.rows * out.cols);
+    }
+};
+
+}  // namespace kiln::detail
+
+#endif

@@ -1,0 +1,112 @@
+// The graph of a traced function and its evaluation plan, both computed at compile time.
+//
+// graph<Nodes, Outputs, NumArgs>: the distinct nodes the outputs depend on, in topological order with
+// the parameters first (in argument order), so unused arguments are pruned by construction.
+// plan_v<G>: a constant table (a flat array of operand indices, use counts, and per node whether it is
+// materialised into a temporary or fused into its single user's Eigen expression). The passes are one
+// pack expansion each over the node list, with no recursion through the graph.
+#ifndef KILN_DETAIL_GRAPH_HPP
+#define KILN_DETAIL_GRAPH_HPP
+
+#include <kiln/detail/meta.hpp>
+#include <kiln/detail/node.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <array>
+#include <cstddef>
+
+namespace kiln::detail {
+
+template <class Nodes, class Outputs, std::size_t NumArgs, bool ReturnsTuple>
+struct graph {
+    using nodes = Nodes;
+    using outputs = Outputs;
+    static constexpr std::size_t num_args = NumArgs;
+    static constexpr bool returns_tuple = ReturnsTuple;
+};
+
+template <class N>
+using is_param_node = std::bool_constant<info<N>::kind == node_kind::param>;
+template <class A, class B>
+using param_before = std::bool_constant<(info<A>::path::index < info<B>::path::index)>;
+
+template <class Outputs, std::size_t NumArgs, bool ReturnsTuple>
+struct make_graph;
+template <class... Outputs, std::size_t NumArgs, bool ReturnsTuple>
+struct make_graph<mp_list<Outputs...>, NumArgs, ReturnsTuple> {
+    using all = typename topo_union_all<typename info<Outputs>::topo...>::type;
+    using params = boost::mp11::mp_sort<boost::mp11::mp_copy_if<all, is_param_node>, param_before>;
+    using type = graph<boost::mp11::mp_append<params, boost::mp11::mp_remove_if<all, is_param_node>>,
+                       mp_list<Outputs...>, NumArgs, ReturnsTuple>;
+};
+
+template <class G, std::size_t I>
+using node_at = boost::mp11::mp_at_c<typename G::nodes, I>;
+
+template <std::size_t N, std::size_t E, std::size_t O>
+struct plan_data {
+    std::array<std::size_t, N + 1> first{};       // operands of node j: edges[first[j] .. first[j + 1])
+    std::array<std::size_t, (E > 0 ? E : 1)> edges{};
+    std::array<int, N> uses{};                     // how many operand slots read node j
+    std::array<bool, N> broadcast{};               // node j is stretched by some user
+    std::array<bool, N> materialise{};             // node j is computed once into a temporary
+    std::array<std::size_t, O> outputs{};          // node of each output
+    std::array<int, N> output_uses{};              // how many outputs are node j
+    std::size_t num_params = 0, num_materialised = 0;
+};
+
+template <class G>
+struct planner;
+template <class... Ns, class... Os, std::size_t A, bool T>
+struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
+    static constexpr std::size_t n = sizeof...(Ns);
+    static constexpr std::size_t count_edges() {  // no fold expressions: clang limits their depth to 256
+        constexpr std::size_t arity[] = {0, boost::mp11::mp_size<typename info<Ns>::children>::value...};
+        std::size_t total = 0;
+        for (std::size_t a : arity) total += a;
+        return total;
+    }
+    static constexpr std::size_t e = count_edges();
+    using data = plan_data<n, e, sizeof...(Os)>;
+
+    template <class... Ch>
+    static constexpr int add_operands(data& p, std::size_t& k, mp_list<Ch...>*) {
+        [[maybe_unused]] int expand[] = {0, (p.edges[k++] = index_of_impl<Ch, Ns...>(), 0)...};
+        return 0;
+    }
+
+    static constexpr data make() {
+        data p{};
+        constexpr node_kind kind[] = {info<Ns>::kind...};
+        constexpr int rank[] = {info<Ns>::rank...};
+        constexpr bool always[] = {info<Ns>::always_materialise...};
+        constexpr unsigned mask[] = {info<Ns>::broadcast_mask...};
+        std::size_t k = 0, j = 0;
+        [[maybe_unused]] int expand[] = {
+            0, (p.first[j++] = k, planner::add_operands(p, k, static_cast<typename info<Ns>::children*>(nullptr)))...};
+        p.first[n] = k;
+        std::size_t o = 0;
+        [[maybe_unused]] int expand_outputs[] = {0, (p.outputs[o++] = index_of_impl<Os, Ns...>(), 0)...};
+        for (std::size_t i = 0; i < sizeof...(Os); ++i) ++p.output_uses[p.outputs[i]];
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
+                ++p.uses[p.edges[c]];
+                if (mask[i] & (1u << (c - p.first[i]))) p.broadcast[p.edges[c]] = true;
+            }
+        for (std::size_t i = 0; i < n; ++i) {
+            p.num_params += kind[i] == node_kind::param;
+            p.materialise[i] = kind[i] == node_kind::computed &&
+                               (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] || p.output_uses[i] > 0);
+            p.num_materialised += p.materialise[i];
+        }
+        return p;
+    }
+};
+
+template <class G>
+inline constexpr auto plan_v = planner<G>::make();
+
+}  // namespace kiln::detail
+
+#endif

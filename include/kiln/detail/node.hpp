@@ -1,0 +1,128 @@
+// The nodes of a static graph. A node is an empty type and its identity is its type: equal types are
+// one node, which is what makes common-subexpression elimination free and forces every leaf to carry
+// its identity in its type (an argument path, or a constant's value).
+//
+// info<N> is the memoised description of node N: dtype, rank, static extents, and its topological
+// list (every distinct node it depends on, children first, N last). It is instantiated once, when the
+// node is created by an operation, so no pass ever recurses through the graph.
+#ifndef KILN_DETAIL_NODE_HPP
+#define KILN_DETAIL_NODE_HPP
+
+#include <kiln/detail/meta.hpp>
+#include <kiln/dtype.hpp>
+#include <kiln/errors.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <cstddef>
+
+namespace kiln {
+
+// Where a parameter comes from: the position of the argument of the traced function.
+template <std::size_t Index>
+struct arg_path {
+    static constexpr std::size_t index = Index;
+};
+
+namespace detail {
+
+// Extents of a value: rows and columns. Rank-0 values are {1, 1}. In static descriptions -1 stands for
+// an extent known only at run time (Eigen::Dynamic).
+struct extent {
+    long rows = 1, cols = 1;
+    friend constexpr bool operator==(extent, extent) = default;
+};
+inline constexpr long dynamic = -1;
+
+// What a shape rule says: the result's extents, or which operand does not fit and what was expected
+// of it (-1: anything).
+struct shape_check {
+    extent out{};
+    int bad_operand = -1;
+    extent expected{dynamic, dynamic};
+};
+
+// Leaves and interior nodes.
+template <class Path, class Scalar, long Rows, long Cols, int Rank>
+struct param {};
+template <auto Value>
+struct constant {};
+template <class Primitive, class... Children>
+struct node {};
+
+enum class node_kind { param, constant, computed };
+
+template <class N>
+struct info;
+
+template <class Path, class Scalar, long Rows, long Cols, int Rank>
+struct info<param<Path, Scalar, Rows, Cols, Rank>> {
+    static constexpr node_kind kind = node_kind::param;
+    using scalar = Scalar;
+    static constexpr int rank = Rank;
+    static constexpr long rows = Rows, cols = Cols;
+    static constexpr bool weak = false;
+    static constexpr unsigned broadcast_mask = 0;
+    static constexpr bool always_materialise = false;
+    using path = Path;
+    using origin = diagnostic::argument<Path::index>;
+    using children = mp_list<>;
+    using topo = mp_list<param<Path, Scalar, Rows, Cols, Rank>>;
+};
+
+template <auto Value>
+struct info<constant<Value>> {
+    static constexpr node_kind kind = node_kind::constant;
+    using scalar = dtype_of<decltype(Value)>;
+    static constexpr scalar value = static_cast<scalar>(Value);
+    static constexpr int rank = 0;
+    static constexpr long rows = 1, cols = 1;
+    static constexpr bool weak = true;  // a literal adopts the dtype of what it meets
+    static constexpr unsigned broadcast_mask = 0;
+    static constexpr bool always_materialise = false;
+    using origin = diagnostic::intermediate;
+    using children = mp_list<>;
+    using topo = mp_list<constant<Value>>;
+};
+
+// An interior node: its primitive's rule, given its children's infos, supplies dtype, rank, extents,
+// which operands it broadcasts (bit k: operand k is a row or column stretched to the result) and
+// whether it is always materialised (reductions, matmul).
+template <class Primitive, class... Children>
+struct info<node<Primitive, Children...>> : Primitive::template rule<info<Children>...> {
+    static constexpr node_kind kind = node_kind::computed;
+    using primitive = Primitive;
+    using origin = diagnostic::intermediate;
+    using children = mp_list<Children...>;
+    using topo = boost::mp11::mp_push_back<typename topo_union_all<typename info<Children>::topo...>::type,
+                                           node<Primitive, Children...>>;
+};
+
+template <class I>
+constexpr extent static_extent() {
+    return {I::rows, I::cols};
+}
+
+template <class I>
+using operand_description =
+    diagnostic::operand<typename I::origin,
+                        std::conditional_t<I::rank == 0, diagnostic::scalar_shape,
+                                           diagnostic::shape<I::rows, I::cols>>>;
+
+// Instantiates the diagnostic Diag<Ts...> (whose static_assert fails) only when Fail is true.
+template <bool Fail, template <class...> class Diag, class... Ts>
+struct raise_if {
+    static constexpr bool ok = true;
+};
+template <template <class...> class Diag, class... Ts>
+struct raise_if<true, Diag, Ts...> : Diag<Ts...> {
+    static constexpr bool ok = false;
+};
+
+constexpr bool extents_compatible(long a, long b) { return a < 0 || b < 0 || a == b; }
+constexpr long extent_merge(long a, long b) { return a >= 0 ? a : b; }
+
+}  // namespace detail
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,28 @@
+// kiln: trace a generic C++ function into a static computation graph at compile time, and evaluate it
+// with Eigen. Include this header for everything.
+#ifndef KILN_KILN_HPP
+#define KILN_KILN_HPP
+
+#include <kiln/version.hpp>
+
+#include <kiln/constant.hpp>
+#include <kiln/dtype.hpp>
+#include <kiln/errors.hpp>
+#include <kiln/traced.hpp>
+
+#include <kiln/ops/add.hpp>
+#include <kiln/ops/div.hpp>
+#include <kiln/ops/exp.hpp>
+#include <kiln/ops/log.hpp>
+#include <kiln/ops/matmul.hpp>
+#include <kiln/ops/mean.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/neg.hpp>
+#include <kiln/ops/sub.hpp>
+#include <kiln/ops/sum.hpp>
+#include <kiln/ops/tanh.hpp>
+#include <kiln/ops/transpose.hpp>
+
+#include <kiln/jit.hpp>
+
+#endif

@@ -1,0 +1,27 @@
+// div: a / b elementwise, with broadcasting. Integers divide as reals (the result is f64), as in JAX.
+#ifndef KILN_OPS_DIV_HPP
+#define KILN_OPS_DIV_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct div_p : detail::elementwise_binary<div_p> {
+    static constexpr std::string_view name = "div";
+    static constexpr double cost = 1;  // flops per element
+    static constexpr bool floating = true;
+    static auto apply(auto const& a, auto const& b) { return a / b; }
+};
+}  // namespace ops
+
+template <class A, class B>
+    requires(traced_value<A> || traced_value<B>)
+constexpr auto operator/(A const&, B const&) {
+    return detail::make_node<ops::div_p, A, B>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,31 @@
+// log: the natural logarithm, elementwise. Integer operands are computed as f64.
+#ifndef KILN_OPS_LOG_HPP
+#define KILN_OPS_LOG_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct log_p : detail::elementwise_unary<log_p> {
+    static constexpr std::string_view name = "log";
+    static constexpr double cost = 20;  // flops per element, roughly, for cost estimates
+    static constexpr bool floating = true;
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) return std::log(x);
+        else return x.log();
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto log(X const&) {
+    return detail::make_node<ops::log_p, X>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,66 @@
+// matmul: the matrix product a b of an m x k and a k x n operand (vectors are k x 1 or 1 x k).
+// Always materialised: Eigen's GEMM writes it straight into its temporary.
+#ifndef KILN_OPS_MATMUL_HPP
+#define KILN_OPS_MATMUL_HPP
+
+#include <kiln/detail/eigen.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+struct matmul_p {
+    static constexpr std::string_view name = "matmul";
+
+    template <class A, class B>
+    static constexpr detail::shape_check shape(detail::extent a, detail::extent b) {
+        detail::shape_check r{{a.rows, b.cols}};
+        if (!detail::extents_compatible(a.cols, b.rows)) {
+            r.bad_operand = 1;
+            r.expected = {a.cols, detail::dynamic};
+        }
+        return r;
+    }
+
+    template <class A, class B>
+    struct rule {
+        using scalar = typename detail::promote<typename A::scalar, A::weak, typename B::scalar, B::weak>::type;
+        static constexpr bool weak = false;
+        static constexpr int rank = 2;
+        static constexpr long rows = A::rows, cols = B::cols;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialise = true;
+        static constexpr bool checked =
+            std::conditional_t<(A::rank != 2 || B::rank != 2),
+                               detail::raise_if<true, diagnostic::needs_matrix, matmul_p,
+                                                detail::operand_description<A>, detail::operand_description<B>>,
+                               detail::raise_if<(shape<A, B>(detail::static_extent<A>(),
+                                                             detail::static_extent<B>())
+                                                     .bad_operand >= 0),
+                                                diagnostic::incompatible_shapes, matmul_p,
+                                                detail::operand_description<A>,
+                                                detail::operand_description<B>>>::ok;
+    };
+
+    template <class A, class B, class Dst, class X, class Y>
+    static void assign(Dst& dst, detail::extent out, X const& x, Y const& y) {
+        using R = typename rule<A, B>::scalar;
+        dst.resize(out.rows, out.cols);
+        dst.noalias() = detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y));
+    }
+
+    static constexpr double flops(detail::extent, detail::extent a, detail::extent b) {
+        return 2.0 * static_cast<double>(a.rows * a.cols * b.cols);
+    }
+};
+}  // namespace ops
+
+template <traced_value A, traced_value B>
+constexpr auto matmul(A const&, B const&) {
+    return detail::make_node<ops::matmul_p, A, B>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,27 @@
+// mul: a * b elementwise (always elementwise, as in JAX: kiln::matmul is the matrix product), with broadcasting.
+#ifndef KILN_OPS_MUL_HPP
+#define KILN_OPS_MUL_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct mul_p : detail::elementwise_binary<mul_p> {
+    static constexpr std::string_view name = "mul";
+    static constexpr double cost = 1;  // flops per element
+    static constexpr bool floating = false;
+    static auto apply(auto const& a, auto const& b) { return a * b; }
+};
+}  // namespace ops
+
+template <class A, class B>
+    requires(traced_value<A> || traced_value<B>)
+constexpr auto operator*(A const&, B const&) {
+    return detail::make_node<ops::mul_p, A, B>();
+}
+}  // namespace kiln
+
+#endif

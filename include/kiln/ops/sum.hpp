@@ -1,0 +1,29 @@
+// sum: the sum of all elements (a scalar), or along an axis: sum(x, kiln::axis<0>) is 1 x cols.
+#ifndef KILN_OPS_SUM_HPP
+#define KILN_OPS_SUM_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+namespace kiln {
+namespace ops {
+template <int Axis>
+struct sum_p : detail::reduction<sum_p<Axis>, Axis> {
+    static constexpr std::string_view name = "reduce_sum";
+    static constexpr bool floating = false;
+    static auto all(auto const& v) { return v.sum(); }
+    static auto along(auto const& v) { return v.sum(); }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto sum(X const&) {
+    return detail::make_node<ops::sum_p<detail::all_axes>, X>();
+}
+template <traced_value X, int Axis>
+constexpr auto sum(X const&, axis_t<Axis>) {
+    return detail::make_node<ops::sum_p<Axis>, X>();
+}
+}  // namespace kiln
+
+#endif

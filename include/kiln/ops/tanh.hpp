@@ -1,0 +1,31 @@
+// tanh: the hyperbolic tangent, elementwise. Integer operands are computed as f64.
+#ifndef KILN_OPS_TANH_HPP
+#define KILN_OPS_TANH_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct tanh_p : detail::elementwise_unary<tanh_p> {
+    static constexpr std::string_view name = "tanh";
+    static constexpr double cost = 25;  // flops per element, roughly, for cost estimates
+    static constexpr bool floating = true;
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) return std::tanh(x);
+        else return x.tanh();
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto tanh(X const&) {
+    return detail::make_node<ops::tanh_p, X>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,48 @@
+// transpose: the n x m transpose of an m x n value (a scalar is its own transpose). Never materialised
+// on its own: Eigen reads through it, and a product with a transposed operand calls GEMM with the
+// transpose flag.
+#ifndef KILN_OPS_TRANSPOSE_HPP
+#define KILN_OPS_TRANSPOSE_HPP
+
+#include <kiln/detail/make.hpp>
+
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct transpose_p {
+    static constexpr std::string_view name = "transpose";
+
+    template <class A>
+    struct rule {
+        using scalar = typename A::scalar;
+        static constexpr bool weak = A::weak;
+        static constexpr int rank = A::rank;
+        static constexpr long rows = A::cols, cols = A::rows;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialise = false;
+        static constexpr bool checked = true;
+    };
+
+    template <class A>
+    static constexpr detail::shape_check shape(detail::extent a) {
+        return {{a.cols, a.rows}};
+    }
+
+    template <class A, class X>
+    static auto lower(detail::extent, X const& x) {
+        if constexpr (A::rank == 0) return x;
+        else return x.transpose();
+    }
+
+    static constexpr double flops(detail::extent, detail::extent) { return 0; }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto transpose(X const&) {
+    return detail::make_node<ops::transpose_p, X>();
+}
+}  // namespace kiln
+
+#endif
