@@ -53,15 +53,25 @@ struct tracer_of<F, std::index_sequence<I...>, Args...> {
     static constexpr bool args_ok = (argument_rule<I, Args>::ok && ...);
     static constexpr bool callable =
         args_ok && std::is_invocable_v<F const&, typename argument_rule<I, Args>::placeholder const&...>;
+    // Reported only when every argument is supported, so one mistake gives one diagnostic.
     static constexpr bool call_ok =
-        !args_ok ||
-        raise_if<!callable, diagnostic::not_callable_with, F, diagnostic::argument_count<sizeof...(Args)>>::ok;
+        raise_if<args_ok && !callable, diagnostic::not_callable_with, F,
+                 diagnostic::argument_count<sizeof...(Args)>>::ok;
     using result = typename std::conditional_t<
         callable, std::invoke_result<F const&, typename argument_rule<I, Args>::placeholder const&...>,
         std::type_identity<tracer<constant<0>>>>::type;
     using outputs = outputs_of<std::remove_cvref_t<result>>;
-    static constexpr bool ok = callable && outputs::ok;
+    static constexpr bool ok = call_ok && callable && outputs::ok;
     using graph = typename make_graph<typename outputs::type, sizeof...(Args), outputs::is_tuple>::type;
+};
+
+// What a call returns after a kiln: diagnostic: it converts to anything, so the diagnostic stays the only
+// error.
+struct failed_call {
+    template <class T>
+    operator T() const {
+        return T{};
+    }
 };
 
 template <class F, class... Args>
@@ -188,7 +198,10 @@ public:
 template <class F, class... Args>
 auto trace(F const&, Args const&... args) {
     using T = detail::tracer_for<F, Args...>;
-    if constexpr (T::ok) return traced<typename T::graph>(detail::extents_of<typename T::graph>(std::forward_as_tuple(args...)));
+    if constexpr (T::ok)
+        return traced<typename T::graph>(detail::extents_of<typename T::graph>(std::forward_as_tuple(args...)));
+    else
+        return detail::failed_call{};
 }
 
 // A function evaluated through its static graph. Called with Eigen objects and scalars it evaluates;
@@ -207,6 +220,7 @@ public:
         } else {
             using T = detail::tracer_for<F, Args...>;
             if constexpr (T::ok) return detail::run<typename T::graph>(args...);
+            else return detail::failed_call{};
         }
     }
 };

@@ -23,17 +23,15 @@ constexpr shape_check broadcast_shape(extent a, extent b) {
     else if constexpr (B::rank == 0) return {a};
     else {
         shape_check r{};
-        auto dim = [&](long sa, long sb, long xa, long xb, long& out, long& expected) {
+        auto dim = [&](long sa, long sb, long xa, long xb, long& out) {
             if (sa == 1) out = xb;
             else if (sb == 1) out = xa;
             else if (extents_compatible(xa, xb)) out = extent_merge(xa, xb);
-            else {
-                r.bad_operand = 1;
-                expected = xa;
-            }
+            else r.bad_operand = 1;  // operand 1 is reported against operand 0's shape
         };
-        dim(A::rows, B::rows, a.rows, b.rows, r.out.rows, r.expected.rows);
-        dim(A::cols, B::cols, a.cols, b.cols, r.out.cols, r.expected.cols);
+        dim(A::rows, B::rows, a.rows, b.rows, r.out.rows);
+        dim(A::cols, B::cols, a.cols, b.cols, r.out.cols);
+        if (r.bad_operand >= 0) r.expected = a;
         return r;
     }
 }

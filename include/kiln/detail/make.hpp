@@ -30,9 +30,9 @@ template <class T>
 struct to_node {
     using type = constant<0>;
     static constexpr bool ok =
-        std::is_arithmetic_v<T> || requires { typename T::Scalar; }
-            ? raise_if<true, diagnostic::runtime_value_in_graph, T>::ok
-            : raise_if<true, diagnostic::unsupported_operand, T>::ok;
+        std::conditional_t<std::is_arithmetic_v<T> || requires { typename T::Scalar; },
+                           raise_if<true, diagnostic::runtime_value_in_graph, T>,
+                           raise_if<true, diagnostic::unsupported_operand, T>>::ok;
 };
 template <traced_value T>
 struct to_node<T> {

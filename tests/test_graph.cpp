@@ -1,0 +1,128 @@
+// The static graph: common subexpressions by type identity, pruning of unused arguments, the parameter
+// map, what is fused and what is materialised, the text form, and a deep shared chain that must compile
+// quickly with both compilers (clang's argument-dependent lookup is exponential on naive node types).
+#include <kiln/kiln.hpp>
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::RowVectorXd;
+
+auto const layer = [](auto const& x, auto const& w, auto const& b, auto const& /*unused*/) {
+    return kiln::sum(kiln::tanh(kiln::matmul(x, w) + b));  // b broadcasts over rows
+};
+
+TEST(Graph, TheLayerOfTheReadme) {
+    MatrixXd X = MatrixXd::Random(256, 64), W = MatrixXd::Random(64, 128);
+    RowVectorXd B = RowVectorXd::Random(128);
+    Eigen::Matrix3d U = Eigen::Matrix3d::Constant(std::nan(""));  // pruned: never read
+    double y = kiln::jit(layer)(X, W, B, U);
+    EXPECT_NEAR(y, ((X * W).rowwise() + B).array().tanh().sum(), 1e-9);
+
+    auto tr = kiln::trace(layer, X, W, B, U);
+    using T = decltype(tr);
+    static_assert(T::num_args() == 4);
+    static_assert(T::num_params() == 3);
+    static_assert(T::num_nodes() == 7);
+    static_assert(T::param_map() == std::array<std::size_t, 3>{0, 1, 2});
+    // matmul and the reduction are materialised; add and tanh fuse into the reduction's expression.
+    static_assert(T::num_materialised() == 2);
+    static_assert(T::is_materialised(3) && !T::is_materialised(4) && !T::is_materialised(5) && T::is_materialised(6));
+    EXPECT_EQ(tr.as_text(),
+              "kiln graph: 4 arguments, 3 parameters, 7 nodes (pruned: args[3])\n"
+              "  %0 = param args[0] : f64[256,64]\n"
+              "  %1 = param args[1] : f64[64,128]\n"
+              "  %2 = param args[2] : f64[1,128]\n"
+              "  %3 = matmul %0 %1 : f64[256,128]\n"
+              "  %4 = add %3 %2 : f64[256,128]\n"
+              "  %5 = tanh %4 : f64[256,128]\n"
+              "  %6 = reduce_sum[axes=(0,1)] %5 : f64[]\n"
+              "  return %6\n");
+}
+
+TEST(Graph, SharedSubexpressionsAreOneNode) {
+    MatrixXd x = MatrixXd::Random(3, 3);
+    auto reuse = [](auto const& v) {
+        auto e = kiln::exp(v);
+        return e * e + e;
+    };
+    auto rewritten = [](auto const& v) { return kiln::exp(v) * kiln::exp(v) + kiln::exp(v); };
+    static_assert(decltype(kiln::trace(reuse, x))::num_nodes() == 4);      // v, exp, mul, add
+    static_assert(decltype(kiln::trace(rewritten, x))::num_nodes() == 4);  // written three times, one node
+    using R = decltype(kiln::trace(reuse, x));
+    static_assert(R::is_materialised(1));  // exp has three uses: computed once
+    MatrixXd e = x.array().exp().matrix();
+    MatrixXd want = (e.array() * e.array() + e.array()).matrix();
+    EXPECT_TRUE(kiln::jit(reuse)(x).isApprox(want, 1e-14));
+    EXPECT_TRUE(kiln::jit(rewritten)(x).isApprox(want, 1e-14));
+}
+
+TEST(Graph, DifferentConstantsNeverMerge) {
+    MatrixXd x = MatrixXd::Random(3, 3);
+    auto f = [](auto const& v) { return kiln::exp(kiln::c<2.0> * v) - kiln::exp(kiln::c<3.0> * v); };
+    static_assert(decltype(kiln::trace(f, x))::num_nodes() == 8);
+    MatrixXd want = ((2.0 * x.array()).exp() - (3.0 * x.array()).exp()).matrix();
+    EXPECT_TRUE(kiln::jit(f)(x).isApprox(want, 1e-14));
+}
+
+TEST(Graph, PruningAndTheParameterMap) {
+    MatrixXd x = MatrixXd::Random(3, 3), z = MatrixXd::Random(3, 3);
+    MatrixXd y_wrong_shape = MatrixXd::Random(7, 1);
+    auto f = [](auto const& a, auto const& /*b*/, auto const& c) { return kiln::sum(a * c); };
+    using T = decltype(kiln::trace(f, x, y_wrong_shape, z));
+    static_assert(T::num_params() == 2);
+    static_assert(T::param_map() == std::array<std::size_t, 2>{0, 2});
+    // The unused argument is never read or checked, whatever its shape.
+    EXPECT_NEAR(kiln::jit(f)(x, y_wrong_shape, z), (x.array() * z.array()).sum(), 1e-13);
+    // Parameters come in argument order whatever order the function uses them in.
+    auto g = [](auto const& a, auto const& b) { return kiln::sum(b - a); };
+    static_assert(decltype(kiln::trace(g, x, z))::param_map() == std::array<std::size_t, 2>{0, 1});
+    EXPECT_NE(kiln::trace(g, x, z).as_text().find("%2 = sub %1 %0"), std::string::npos);
+}
+
+TEST(Graph, JittedFunctionsInlineIntoAnEnclosingTrace) {
+    MatrixXd x = MatrixXd::Random(4, 2);
+    auto inner = kiln::jit([](auto const& v) { return kiln::tanh(v) * kiln::c<2>; });
+    auto outer = [inner](auto const& v) { return kiln::sum(inner(v) + v); };
+    static_assert(decltype(kiln::trace(outer, x))::num_nodes() == 6);  // v, tanh, 2, mul, add, sum
+    EXPECT_NEAR(kiln::jit(outer)(x), (x.array().tanh() * 2 + x.array()).sum(), 1e-13);
+    // jit(jit(f)) is jit(f).
+    auto twice = kiln::jit(kiln::jit(layer));
+    MatrixXd X = MatrixXd::Random(5, 3), W = MatrixXd::Random(3, 2);
+    RowVectorXd B = RowVectorXd::Random(2);
+    EXPECT_DOUBLE_EQ(twice(X, W, B, 0.0), kiln::jit(layer)(X, W, B, 0.0));
+}
+
+// y = y*y + y thirty times, written out: as a tree it has about 3^30 leaves, as a DAG 61 nodes.
+// Compiling this test at all is the check that no pass treats the DAG as a tree.
+auto const chain30 = [](auto const& x) {
+    auto y = x;
+#define KILN_STEP(a, b) auto b = a * a + a;
+    KILN_STEP(y, y1) KILN_STEP(y1, y2) KILN_STEP(y2, y3) KILN_STEP(y3, y4) KILN_STEP(y4, y5)
+    KILN_STEP(y5, y6) KILN_STEP(y6, y7) KILN_STEP(y7, y8) KILN_STEP(y8, y9) KILN_STEP(y9, y10)
+    KILN_STEP(y10, y11) KILN_STEP(y11, y12) KILN_STEP(y12, y13) KILN_STEP(y13, y14) KILN_STEP(y14, y15)
+    KILN_STEP(y15, y16) KILN_STEP(y16, y17) KILN_STEP(y17, y18) KILN_STEP(y18, y19) KILN_STEP(y19, y20)
+    KILN_STEP(y20, y21) KILN_STEP(y21, y22) KILN_STEP(y22, y23) KILN_STEP(y23, y24) KILN_STEP(y24, y25)
+    KILN_STEP(y25, y26) KILN_STEP(y26, y27) KILN_STEP(y27, y28) KILN_STEP(y28, y29) KILN_STEP(y29, y30)
+#undef KILN_STEP
+    return y30;
+};
+
+TEST(Graph, ThirtyLevelSharedChain) {
+    Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(16, 1e-4, 2e-3);
+    using T = decltype(kiln::trace(chain30, x));
+    static_assert(T::num_nodes() == 61);
+    static_assert(T::num_materialised() == 30);  // each y is used three times; each mul fuses into its add
+    Eigen::ArrayXd want = x.array();
+    for (int i = 0; i < 30; ++i) want = want * want + want;
+    Eigen::VectorXd got = kiln::jit(chain30)(x);
+    for (Eigen::Index i = 0; i < x.size(); ++i) EXPECT_NEAR(got(i), want(i), 1e-15 * want(i));
+}
+
+}  // namespace
