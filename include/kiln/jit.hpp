@@ -90,9 +90,9 @@ inline std::string format_constant(auto v) {
 // One line of as_text(). Strings are built with append(), never operator+: kiln's operators are
 // candidates for every + in namespace kiln, and checking them inside templates over graph types made
 // clang exponential in the graph's depth.
-template <class G, std::size_t I, std::size_t N>
+template <class K, std::size_t I, std::size_t N>
 std::string node_line(std::array<extent, N> const& ext) {
-    using In = info<node_at<G, I>>;
+    using In = info<node_of<K, I>>;
     std::string line = "  %";
     line.append(std::to_string(I)).append(" = ");
     if constexpr (In::kind == node_kind::param) {
@@ -103,23 +103,16 @@ std::string node_line(std::array<extent, N> const& ext) {
         using P = typename In::primitive;
         line.append(P::name);
         if constexpr (requires { P::attrs(); }) line.append("[").append(P::attrs()).append("]");
-        for (std::size_t c = plan_v<G>.first[I]; c < plan_v<G>.first[I + 1]; ++c)
-            line.append(" %").append(std::to_string(plan_v<G>.edges[c]));
+        for (std::size_t c = plan_of<K>.first[I]; c < plan_of<K>.first[I + 1]; ++c)
+            line.append(" %").append(std::to_string(plan_of<K>.edges[c]));
     }
-    return line.append(" : ").append(detail::shape_text<In>(ext[I])).append("\n");
+    return line.append(" : ").append(detail::shape_text<meta_at<K, I>>(ext[I])).append("\n");
 }
 
-template <class G, std::size_t I, std::size_t N>
+template <class K, std::size_t I, std::size_t N>
 double node_flops(std::array<extent, N> const& ext) {
-    using In = info<node_at<G, I>>;
-    if constexpr (In::kind != node_kind::computed) {
-        return 0;
-    } else {
-        constexpr std::size_t first = plan_v<G>.first[I];
-        return [&]<std::size_t... K>(std::index_sequence<K...>) {
-            return In::primitive::flops(ext[I], ext[plan_v<G>.edges[first + K]]...);
-        }(std::make_index_sequence<plan_v<G>.first[I + 1] - first>{});
-    }
+    if constexpr (info<node_of<K, I>>::kind != node_kind::computed) return 0;
+    else return node_eval<K, I>::flops(ext);
 }
 
 inline std::string graph_text(std::size_t num_args, std::size_t const* param_args, std::size_t num_params,
@@ -143,20 +136,21 @@ inline std::string graph_text(std::size_t num_args, std::size_t const* param_arg
 }  // namespace detail
 
 // The result of kiln::trace: the static graph of a function for given argument types, with the
-// extents of the given arguments. Everything structural is a constant expression.
-template <class G>
+// extents of the given arguments. Everything structural is a constant expression. (K is a short key
+// type whose member `graph` is the graph: see detail/eval.hpp for why.)
+template <class K>
 class traced {
-    static constexpr auto& plan = detail::plan_v<G>;
-    static constexpr std::size_t n = boost::mp11::mp_size<typename G::nodes>::value;
+    using G = typename K::graph;
+    static constexpr auto& plan = detail::plan_of<K>;
+    static constexpr std::size_t n = detail::size_of<K>;
     std::array<detail::extent, n> ext_;
 
     template <std::size_t... P>
     static constexpr std::array<std::size_t, sizeof...(P)> make_param_map(std::index_sequence<P...>) {
-        return {detail::info<detail::node_at<G, P>>::path::index...};
+        return {detail::info<detail::node_of<K, P>>::path::index...};
     }
 
 public:
-    using graph_type = G;
     explicit traced(std::array<detail::extent, n> const& ext) : ext_(ext) {}
 
     // Arguments of the traced function.
@@ -177,7 +171,7 @@ public:
     std::string as_text() const {
         constexpr auto map = param_map();
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-            std::string const lines[] = {std::string(), detail::node_line<G, I>(ext_)...};
+            std::string const lines[] = {std::string(), detail::node_line<K, I>(ext_)...};
             return detail::graph_text(num_args(), map.data(), map.size(), lines + 1, n, plan.outputs.data(),
                                       plan.outputs.size());
         }(std::make_index_sequence<n>{});
@@ -186,7 +180,7 @@ public:
     // Estimated floating-point operations of one evaluation.
     double flops() const {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
-            double const f[] = {0.0, detail::node_flops<G, I>(ext_)...};
+            double const f[] = {0.0, detail::node_flops<K, I>(ext_)...};
             double total = 0;
             for (double x : f) total += x;
             return total;
@@ -198,8 +192,12 @@ public:
 template <class F, class... Args>
 auto trace(F const&, Args const&... args) {
     using T = detail::tracer_for<F, Args...>;
-    if constexpr (T::ok)
-        return traced<typename T::graph>(detail::extents_of<typename T::graph>(std::forward_as_tuple(args...)));
+    if constexpr (T::ok) {
+        struct key {
+            using graph [[maybe_unused]] = typename T::graph;
+        };
+        return traced<key>(detail::extents_of<key>(std::forward_as_tuple(args...)));
+    }
     else
         return detail::failed_call{};
 }
@@ -219,8 +217,14 @@ public:
             return f_(args...);
         } else {
             using T = detail::tracer_for<F, Args...>;
-            if constexpr (T::ok) return detail::run<typename T::graph>(args...);
-            else return detail::failed_call{};
+            if constexpr (T::ok) {
+                struct key {
+                    using graph [[maybe_unused]] = typename T::graph;
+                };
+                return detail::run<key>(args...);
+            } else {
+                return detail::failed_call{};
+            }
         }
     }
 };

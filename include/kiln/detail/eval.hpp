@@ -24,6 +24,21 @@
 
 namespace kiln::detail {
 
+// Everything below is templated on a *key* K, not on the graph: K is a class local to the function that
+// traced the graph (jit's call operator, trace), with `using graph = G`. Compilers spell template
+// arguments out in debug information and diagnostics, and a graph type spelled out is exponential in the
+// depth of a shared DAG (3^30 characters for the 30-level chain); K's name is a few words. For the same
+// reason no function or class that is emitted takes node types or their infos as template arguments:
+// operands are described by meta<...> (dtype, rank, static extents) instead.
+template <class K, std::size_t I>
+using node_of = node_at<typename K::graph, I>;
+template <class K>
+inline constexpr auto plan_of = planner<typename K::graph>::make();
+template <class K>
+inline constexpr std::size_t size_of = boost::mp11::mp_size<typename K::graph::nodes>::value;
+template <class K, std::size_t I>
+using meta_at = meta_of<info<node_of<K, I>>>;
+
 // The temporaries: one member per materialised node, none for the others.
 template <std::size_t I, class T>
 struct slot {
@@ -38,12 +53,11 @@ T& slot_get(slot<I, T>& s) {
     return s.value;
 }
 
-template <class G, class Seq = std::make_index_sequence<boost::mp11::mp_size<typename G::nodes>::value>>
+template <class K, class Seq = std::make_index_sequence<size_of<K>>>
 struct store_for;
-template <class G, std::size_t... I>
-struct store_for<G, std::index_sequence<I...>> {
-    using type = store<std::conditional_t<plan_v<G>.materialise[I], slot<I, storage_t<info<node_at<G, I>>>>,
-                                          no_slot<I>>...>;
+template <class K, std::size_t... I>
+struct store_for<K, std::index_sequence<I...>> {
+    using type = store<std::conditional_t<plan_of<K>.materialise[I], slot<I, storage_t<meta_at<K, I>>>, no_slot<I>>...>;
 };
 
 template <class Args, class Store, std::size_t N>
@@ -54,73 +68,82 @@ struct context {
 };
 
 // A parameter's value: the argument itself (no copy), or the scalar in its dtype.
-template <class N, class Args>
+template <std::size_t Arg, class M, class Args>
 decltype(auto) param_value(Args const& args) {
-    using I = info<N>;
-    auto const& arg = std::get<I::path::index>(args);
-    if constexpr (I::rank == 0) return static_cast<typename I::scalar>(arg);
+    auto const& arg = std::get<Arg>(args);
+    if constexpr (M::rank == 0) return static_cast<typename M::scalar>(arg);
     else return (arg);
 }
 
-template <class N, class Args>
+template <std::size_t Arg, class M, class Args>
 extent param_extent(Args const& args) {
-    if constexpr (info<N>::rank == 0) {
+    if constexpr (M::rank == 0) {
         return {1, 1};
     } else {
-        auto const& arg = std::get<info<N>::path::index>(args);
+        auto const& arg = std::get<Arg>(args);
         return {static_cast<long>(arg.rows()), static_cast<long>(arg.cols())};
     }
 }
 
-template <class G, std::size_t I, class Ctx>
+template <class K, std::size_t I, class Ctx>
 decltype(auto) value(Ctx& ctx);
 
+template <class K, std::size_t I>
+inline constexpr std::size_t arity_of = plan_of<K>.first[I + 1] - plan_of<K>.first[I];
+template <class K, std::size_t I, std::size_t J>
+inline constexpr std::size_t operand_of = plan_of<K>.edges[plan_of<K>.first[I] + J];
+
 // Node I with its operands: its shape rule, its fused expression and its materialisation.
-template <class G, std::size_t I, class Children = typename info<node_at<G, I>>::children,
-          class Seq = std::make_index_sequence<boost::mp11::mp_size<Children>::value>>
+template <class K, std::size_t I, class Seq = std::make_index_sequence<arity_of<K, I>>>
 struct node_eval;
-template <class G, std::size_t I, class... Ch, std::size_t... K>
-struct node_eval<G, I, mp_list<Ch...>, std::index_sequence<K...>> {
-    using primitive = typename info<node_at<G, I>>::primitive;
-    static constexpr std::size_t first = plan_v<G>.first[I];
+template <class K, std::size_t I, std::size_t... J>
+struct node_eval<K, I, std::index_sequence<J...>> {
+    using primitive = typename info<node_of<K, I>>::primitive;
 
     template <std::size_t N>
     static shape_check shape(std::array<extent, N> const& ext) {
-        return primitive::template shape<info<Ch>...>(ext[plan_v<G>.edges[first + K]]...);
+        return primitive::template shape<meta_at<K, operand_of<K, I, J>>...>(ext[operand_of<K, I, J>]...);
     }
     template <class Ctx>
     static auto lower(Ctx& ctx) {
-        return primitive::template lower<info<Ch>...>(ctx.ext[I],
-                                                      detail::value<G, plan_v<G>.edges[first + K]>(ctx)...);
+        return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(
+            ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
     }
     template <class Ctx>
     static void materialise(Ctx& ctx) {
         auto& dst = detail::slot_get<I>(ctx.store);
-        if constexpr (requires { primitive::template assign<info<Ch>...>(dst, ctx.ext[I],
-                                                                       detail::value<G, plan_v<G>.edges[first + K]>(ctx)...); }) {
-            primitive::template assign<info<Ch>...>(dst, ctx.ext[I], detail::value<G, plan_v<G>.edges[first + K]>(ctx)...);
-        } else if constexpr (info<node_at<G, I>>::rank == 0) {
+        if constexpr (requires {
+                          primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
+                              dst, ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
+                      }) {
+            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
+                dst, ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
+        } else if constexpr (meta_at<K, I>::rank == 0) {
             dst = node_eval::lower(ctx);
         } else {
             dst.resize(ctx.ext[I].rows, ctx.ext[I].cols);
             dst.array() = detail::as_array(node_eval::lower(ctx));
         }
     }
+    template <std::size_t N>
+    static double flops(std::array<extent, N> const& ext) {
+        return primitive::flops(ext[I], ext[operand_of<K, I, J>]...);
+    }
 };
 
-template <class G, std::size_t I, class Ctx>
+template <class K, std::size_t I, class Ctx>
 decltype(auto) value(Ctx& ctx) {
-    using In = info<node_at<G, I>>;
-    if constexpr (In::kind == node_kind::param) return detail::param_value<node_at<G, I>>(ctx.args);
+    using In = info<node_of<K, I>>;
+    if constexpr (In::kind == node_kind::param) return detail::param_value<In::path::index, meta_at<K, I>>(ctx.args);
     else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
-    else if constexpr (plan_v<G>.materialise[I]) return std::as_const(detail::slot_get<I>(ctx.store));
-    else return node_eval<G, I>::lower(ctx);
+    else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<I>(ctx.store));
+    else return node_eval<K, I>::lower(ctx);
 }
 
 // How the text and the errors name node I: "argument 2" for a parameter, "%5" otherwise.
-template <class G, std::size_t I>
+template <class K, std::size_t I>
 std::string node_name() {
-    using In = info<node_at<G, I>>;
+    using In = info<node_of<K, I>>;
     if constexpr (In::kind == node_kind::param) return std::string("argument ").append(std::to_string(In::path::index));
     else return std::string("%").append(std::to_string(I));
 }
@@ -132,14 +155,14 @@ inline std::string shape_text(std::string_view dtype, int rank, extent e) {
     if (rank == 0) return s.append("[]");
     return s.append("[").append(std::to_string(e.rows)).append(",").append(std::to_string(e.cols)).append("]");
 }
-template <class In>
+template <class M>
 std::string shape_text(extent e) {
-    return detail::shape_text(dtype_name<typename In::scalar>(), In::rank, e);
+    return detail::shape_text(dtype_name<typename M::scalar>(), M::rank, e);
 }
 
 inline std::string expected_text(extent e) {
     auto dim = [](long d) { return d < 0 ? std::string("*") : std::to_string(d); };
-    return "[" + dim(e.rows) + "," + dim(e.cols) + "]";
+    return std::string("[").append(dim(e.rows)).append(",").append(dim(e.cols)).append("]");
 }
 
 // The message of a shape error, from plain strings (kept out of the templates on purpose).
@@ -155,90 +178,86 @@ inline std::string expected_text(extent e) {
     throw shape_error(msg.append(")"));
 }
 
-template <class G, std::size_t I, std::size_t N, class... Ch, std::size_t... K>
-[[noreturn]] void throw_shape_error(std::array<extent, N> const& ext, shape_check const& check, mp_list<Ch...>*,
-                                    std::index_sequence<K...>) {
-    constexpr std::size_t first = plan_v<G>.first[I];
-    std::string const names[] = {detail::node_name<G, plan_v<G>.edges[first + K]>()...};
-    std::string const shapes[] = {detail::shape_text<info<Ch>>(ext[plan_v<G>.edges[first + K]])...};
-    detail::throw_shape_error(info<node_at<G, I>>::primitive::name, I, names, shapes, sizeof...(K), check);
+template <class K, std::size_t I, std::size_t N, std::size_t... J>
+[[noreturn]] void throw_shape_error(std::array<extent, N> const& ext, shape_check const& check,
+                                    std::index_sequence<J...>) {
+    std::string const names[] = {detail::node_name<K, operand_of<K, I, J>>()...};
+    std::string const shapes[] = {detail::shape_text<meta_at<K, operand_of<K, I, J>>>(ext[operand_of<K, I, J>])...};
+    detail::throw_shape_error(info<node_of<K, I>>::primitive::name, I, names, shapes, sizeof...(J), check);
 }
 
-template <class G, std::size_t I, std::size_t N, class Args>
+template <class K, std::size_t I, std::size_t N, class Args>
 int compute_extent(std::array<extent, N>& ext, Args const& args) {
-    using In = info<node_at<G, I>>;
+    using In = info<node_of<K, I>>;
     if constexpr (In::kind == node_kind::param) {
-        ext[I] = detail::param_extent<node_at<G, I>>(args);
+        ext[I] = detail::param_extent<In::path::index, meta_at<K, I>>(args);
     } else if constexpr (In::kind == node_kind::constant) {
         ext[I] = {1, 1};
     } else {
-        shape_check const check = node_eval<G, I>::shape(ext);
-        if (check.bad_operand >= 0) {
-            using Ch = typename In::children;
-            detail::throw_shape_error<G, I>(ext, check, static_cast<Ch*>(nullptr),
-                                            std::make_index_sequence<boost::mp11::mp_size<Ch>::value>{});
-        }
+        shape_check const check = node_eval<K, I>::shape(ext);
+        if (check.bad_operand >= 0)
+            detail::throw_shape_error<K, I>(ext, check, std::make_index_sequence<arity_of<K, I>>{});
         ext[I] = check.out;
     }
     return 0;
 }
 
-template <class G, std::size_t... I, class Args>
+template <class K, std::size_t... I, class Args>
 void compute_extents(std::array<extent, sizeof...(I)>& ext, Args const& args, std::index_sequence<I...>) {
-    [[maybe_unused]] int expand[] = {0, detail::compute_extent<G, I>(ext, args)...};
+    [[maybe_unused]] int expand[] = {0, detail::compute_extent<K, I>(ext, args)...};
 }
 
-template <class In>
-using result_t = std::conditional_t<In::rank == 0, typename In::scalar,
-                                    Eigen::Matrix<typename In::scalar, static_cast<int>(In::rows),
-                                                  static_cast<int>(In::cols)>>;
+template <class M>
+using result_t = std::conditional_t<M::rank == 0, typename M::scalar,
+                                    Eigen::Matrix<typename M::scalar, static_cast<int>(M::rows),
+                                                  static_cast<int>(M::cols)>>;
 
-template <class G, std::size_t K, class Ctx>
+template <class K, std::size_t O, class Ctx>
 auto output_value(Ctx& ctx) {
-    constexpr std::size_t i = plan_v<G>.outputs[K];
-    using In = info<node_at<G, i>>;
-    using R = result_t<In>;
-    if constexpr (plan_v<G>.materialise[i] && plan_v<G>.output_uses[i] == 1) return R(std::move(detail::slot_get<i>(ctx.store)));
-    else if constexpr (plan_v<G>.materialise[i]) return R(detail::slot_get<i>(ctx.store));
-    else if constexpr (In::rank == 0) return R(detail::value<G, i>(ctx));
-    else return R(detail::as_matrix(detail::value<G, i>(ctx)));
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t i = plan.outputs[O];
+    using M = meta_at<K, i>;
+    using R = result_t<M>;
+    if constexpr (plan.materialise[i] && plan.output_uses[i] == 1) return R(std::move(detail::slot_get<i>(ctx.store)));
+    else if constexpr (plan.materialise[i]) return R(detail::slot_get<i>(ctx.store));
+    else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
+    else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }
 
-template <class G, class Ctx, std::size_t... K>
-auto collect_outputs(Ctx& ctx, std::index_sequence<K...>) {
-    if constexpr (G::returns_tuple) return std::tuple{detail::output_value<G, K>(ctx)...};
-    else return detail::output_value<G, 0>(ctx);
+template <class K, class Ctx, std::size_t... O>
+auto collect_outputs(Ctx& ctx, std::index_sequence<O...>) {
+    if constexpr (K::graph::returns_tuple) return std::tuple{detail::output_value<K, O>(ctx)...};
+    else return detail::output_value<K, 0>(ctx);
 }
 
-template <class G, std::size_t I, class Ctx>
+template <class K, std::size_t I, class Ctx>
 int materialise_if(Ctx& ctx) {
-    if constexpr (plan_v<G>.materialise[I]) node_eval<G, I>::materialise(ctx);
+    if constexpr (plan_of<K>.materialise[I]) node_eval<K, I>::materialise(ctx);
     return 0;
 }
 
-template <class G, std::size_t... I, class Ctx>
+template <class K, std::size_t... I, class Ctx>
 void materialise_all(Ctx& ctx, std::index_sequence<I...>) {
-    [[maybe_unused]] int expand[] = {0, detail::materialise_if<G, I>(ctx)...};
+    [[maybe_unused]] int expand[] = {0, detail::materialise_if<K, I>(ctx)...};
 }
 
 // Extents of every node for these arguments (throws kiln::shape_error).
-template <class G, class Args>
+template <class K, class Args>
 auto extents_of(Args const& args) {
-    constexpr std::size_t n = boost::mp11::mp_size<typename G::nodes>::value;
-    std::array<extent, n> ext{};
-    detail::compute_extents<G>(ext, args, std::make_index_sequence<n>{});
+    std::array<extent, size_of<K>> ext{};
+    detail::compute_extents<K>(ext, args, std::make_index_sequence<size_of<K>>{});
     return ext;
 }
 
-template <class G, class... Args>
+template <class K, class... Args>
 auto run(Args const&... args) {
-    constexpr std::size_t n = boost::mp11::mp_size<typename G::nodes>::value;
     auto const arg_refs = std::forward_as_tuple(args...);
-    auto const ext = detail::extents_of<G>(arg_refs);
-    typename store_for<G>::type temporaries;
-    context<decltype(arg_refs), typename store_for<G>::type, n> ctx{arg_refs, ext, temporaries};
-    detail::materialise_all<G>(ctx, std::make_index_sequence<n>{});
-    return detail::collect_outputs<G>(ctx, std::make_index_sequence<boost::mp11::mp_size<typename G::outputs>::value>{});
+    auto const ext = detail::extents_of<K>(arg_refs);
+    typename store_for<K>::type temporaries;
+    context<decltype(arg_refs), typename store_for<K>::type, size_of<K>> ctx{arg_refs, ext, temporaries};
+    detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
+    return detail::collect_outputs<K>(
+        ctx, std::make_index_sequence<boost::mp11::mp_size<typename K::graph::outputs>::value>{});
 }
 
 }  // namespace kiln::detail

@@ -2,7 +2,7 @@
 //
 // graph<Nodes, Outputs, NumArgs>: the distinct nodes the outputs depend on, in topological order with
 // the parameters first (in argument order), so unused arguments are pruned by construction.
-// plan_v<G>: a constant table (a flat array of operand indices, use counts, and per node whether it is
+// planner<G>::make(): a constant table (a flat array of operand indices, use counts, and per node whether it is
 // materialised into a temporary or fused into its single user's Eigen expression). The passes are one
 // pack expansion each over the node list, with no recursion through the graph.
 #ifndef KILN_DETAIL_GRAPH_HPP
@@ -68,6 +68,8 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         return total;
     }
     static constexpr std::size_t e = count_edges();
+    // Spelled out, not through an alias member: debug information would name the alias's scope,
+    // planner<graph<...>>, whose name is exponential in the graph's depth.
     using data = plan_data<n, e, sizeof...(Os)>;
 
     template <class... Ch>
@@ -76,8 +78,8 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         return 0;
     }
 
-    static constexpr data make() {
-        data p{};
+    static constexpr plan_data<n, e, sizeof...(Os)> make() {
+        plan_data<n, e, sizeof...(Os)> p{};
         constexpr node_kind kind[] = {info<Ns>::kind...};
         constexpr int rank[] = {info<Ns>::rank...};
         constexpr bool always[] = {info<Ns>::always_materialise...};
@@ -103,9 +105,6 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         return p;
     }
 };
-
-template <class G>
-inline constexpr auto plan_v = planner<G>::make();
 
 }  // namespace kiln::detail
 

@@ -98,6 +98,19 @@ struct info<node<Primitive, Children...>> : Primitive::template rule<info<Childr
                                            node<Primitive, Children...>>;
 };
 
+// What evaluation needs to know of an operand, without the operand's node type: dtype, rank, static
+// extents. (Node types must not reach anything that is emitted: see detail/eval.hpp.)
+template <class Scalar, int Rank, long Rows, long Cols, bool Weak>
+struct meta {
+    using scalar = Scalar;
+    static constexpr int rank = Rank;
+    static constexpr long rows = Rows, cols = Cols;
+    static constexpr bool weak = Weak;
+    using origin = diagnostic::intermediate;
+};
+template <class I>
+using meta_of = meta<typename I::scalar, I::rank, I::rows, I::cols, I::weak>;
+
 template <class I>
 constexpr extent static_extent() {
     return {I::rows, I::cols};
