@@ -63,6 +63,41 @@ TEST(Graph, SharedSubexpressionsAreOneNode) {
     EXPECT_TRUE(kiln::jit(rewritten)(x).isApprox(want, 1e-14));
 }
 
+TEST(Graph, BufferReuseOnlyWhereItIsSafe) {
+    MatrixXd x = MatrixXd::Random(4, 4);
+    MatrixXd e = x.array().exp().matrix();
+    // exp dies inside add's expression, read element for element: add writes over it.
+    auto reuse = [](auto const& v) {
+        auto ex = kiln::exp(v);
+        return ex * ex + ex;
+    };
+    static_assert(decltype(kiln::trace(reuse, x))::num_buffers() == 1);
+    // A transposed read is not element for element: no reuse, and the value is right.
+    auto transposed = [](auto const& v) {
+        auto ex = kiln::exp(v);
+        return kiln::transpose(ex) * ex + ex;
+    };
+    static_assert(decltype(kiln::trace(transposed, x))::num_buffers() == 2);
+    EXPECT_TRUE(kiln::jit(transposed)(x).isApprox((e.transpose().array() * e.array() + e.array()).matrix(), 1e-14));
+    // exp is still needed after a: a cannot take exp's buffer, but the last sum can take a's.
+    auto later_use = [](auto const& v) {
+        auto ex = kiln::exp(v);
+        auto a = ex * ex + ex;
+        return a * ex + a;
+    };
+    static_assert(decltype(kiln::trace(later_use, x))::num_buffers() == 2);
+    MatrixXd a = (e.array() * e.array() + e.array()).matrix();
+    EXPECT_TRUE(kiln::jit(later_use)(x).isApprox((a.array() * e.array() + a.array()).matrix(), 1e-14));
+    // A stretched operand is never written over.
+    Eigen::RowVectorXd r = RowVectorXd::Random(4);
+    auto stretched = [](auto const& v, auto const& row) {
+        auto t = kiln::tanh(row);
+        return kiln::sum(v * t + t);
+    };
+    MatrixXd t = r.array().tanh().matrix().replicate(4, 1);
+    EXPECT_NEAR(kiln::jit(stretched)(x, r), (x.array() * t.array() + t.array()).sum(), 1e-13);
+}
+
 TEST(Graph, DifferentConstantsNeverMerge) {
     MatrixXd x = MatrixXd::Random(3, 3);
     auto f = [](auto const& v) { return kiln::exp(kiln::c<2.0> * v) - kiln::exp(kiln::c<3.0> * v); };
@@ -119,6 +154,7 @@ TEST(Graph, ThirtyLevelSharedChain) {
     using T = decltype(kiln::trace(chain30, x));
     static_assert(T::num_nodes() == 61);
     static_assert(T::num_materialised() == 30);  // each y is used three times; each mul fuses into its add
+    static_assert(T::num_buffers() == 1);        // ... and each y_k is written over y_{k-1}, which dies there
     Eigen::ArrayXd want = x.array();
     for (int i = 0; i < 30; ++i) want = want * want + want;
     Eigen::VectorXd got = kiln::jit(chain30)(x);

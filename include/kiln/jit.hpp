@@ -162,6 +162,9 @@ public:
     // Nodes computed once into a temporary; the others are fused into their user's Eigen expression.
     static constexpr std::size_t num_materialised() { return plan.num_materialised; }
     static constexpr bool is_materialised(std::size_t node) { return plan.materialise[node]; }
+    // Temporaries allocated: a materialised node may write into the temporary of an operand that dies
+    // with it (buffer reuse), so this can be smaller than num_materialised().
+    static constexpr std::size_t num_buffers() { return plan.num_buffers; }
     // For each parameter (they are nodes %0, %1, ... in this order), the index of its argument.
     static constexpr std::array<std::size_t, num_params()> param_map() {
         return make_param_map(std::make_index_sequence<num_params()>{});

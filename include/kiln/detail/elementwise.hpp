@@ -73,6 +73,7 @@ struct elementwise_binary {
         static constexpr unsigned broadcast_mask =
             (stretches<A>(rows, cols) ? 1u : 0u) | (stretches<B>(rows, cols) ? 2u : 0u);
         static constexpr bool always_materialise = false;
+        static constexpr bool pointwise = true;  // element (r, c) reads only elements (r, c)
         static constexpr bool checked =
             raise_if<(check.bad_operand >= 0), diagnostic::incompatible_shapes, Derived, operand_description<A>,
                      operand_description<B>>::ok;
@@ -109,6 +110,7 @@ struct elementwise_unary {
         static constexpr long rows = A::rows, cols = A::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool always_materialise = false;
+        static constexpr bool pointwise = true;  // element (r, c) reads only elements (r, c)
         static constexpr bool checked = true;
     };
 

@@ -57,7 +57,8 @@ template <class K, class Seq = std::make_index_sequence<size_of<K>>>
 struct store_for;
 template <class K, std::size_t... I>
 struct store_for<K, std::index_sequence<I...>> {
-    using type = store<std::conditional_t<plan_of<K>.materialise[I], slot<I, storage_t<meta_at<K, I>>>, no_slot<I>>...>;
+    using type = store<std::conditional_t<plan_of<K>.materialise[I] && plan_of<K>.owner[I] == I,
+                                          slot<I, storage_t<meta_at<K, I>>>, no_slot<I>>...>;
 };
 
 template <class Args, class Store, std::size_t N>
@@ -111,7 +112,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     }
     template <class Ctx>
     static void materialise(Ctx& ctx) {
-        auto& dst = detail::slot_get<I>(ctx.store);
+        auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
         if constexpr (requires {
                           primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
                               dst, ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
@@ -136,7 +137,7 @@ decltype(auto) value(Ctx& ctx) {
     using In = info<node_of<K, I>>;
     if constexpr (In::kind == node_kind::param) return detail::param_value<In::path::index, meta_at<K, I>>(ctx.args);
     else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
-    else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<I>(ctx.store));
+    else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     else return node_eval<K, I>::lower(ctx);
 }
 
@@ -218,8 +219,8 @@ auto output_value(Ctx& ctx) {
     constexpr std::size_t i = plan.outputs[O];
     using M = meta_at<K, i>;
     using R = result_t<M>;
-    if constexpr (plan.materialise[i] && plan.output_uses[i] == 1) return R(std::move(detail::slot_get<i>(ctx.store)));
-    else if constexpr (plan.materialise[i]) return R(detail::slot_get<i>(ctx.store));
+    if constexpr (plan.materialise[i] && plan.output_uses[i] == 1) return R(std::move(detail::slot_get<plan.owner[i]>(ctx.store)));
+    else if constexpr (plan.materialise[i]) return R(detail::slot_get<plan.owner[i]>(ctx.store));
     else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
     else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }

@@ -10,6 +10,7 @@
 
 #include <kiln/detail/meta.hpp>
 #include <kiln/detail/node.hpp>
+#include <kiln/dtype.hpp>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -53,7 +54,8 @@ struct plan_data {
     std::array<bool, N> materialise{};             // node j is computed once into a temporary
     std::array<std::size_t, O> outputs{};          // node of each output
     std::array<int, N> output_uses{};              // how many outputs are node j
-    std::size_t num_params = 0, num_materialised = 0;
+    std::array<std::size_t, N> owner{};            // whose temporary node j is written into
+    std::size_t num_params = 0, num_materialised = 0, num_buffers = 0;
 };
 
 template <class G>
@@ -76,6 +78,53 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     static constexpr int add_operands(data& p, std::size_t& k, mp_list<Ch...>*) {
         [[maybe_unused]] int expand[] = {0, (p.edges[k++] = index_of_impl<Ch, Ns...>(), 0)...};
         return 0;
+    }
+
+    // Buffer reuse: a materialised pointwise node j writes into the temporary of an operand i that dies
+    // with it: every use of i is inside j's fused expression, read element for element (only pointwise
+    // primitives, i never stretched), i is no output, and both have the same storage. Eigen evaluates
+    // such an assignment in place correctly, so y = y*y + y needs one buffer, not one per step.
+    static constexpr void assign_buffers(data& p, node_kind const* kind, int const* rank, bool const* always,
+                                         unsigned const* mask) {
+        constexpr bool pointwise[] = {false, info<Ns>::pointwise...};
+        constexpr long rows[] = {0, info<Ns>::rows...}, cols[] = {0, info<Ns>::cols...};
+        constexpr int dtype[] = {0, static_cast<int>(sizeof(typename info<Ns>::scalar) * 4 +
+                                                     dtype_kind<typename info<Ns>::scalar>())...};
+        (void)always;
+        for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
+        for (std::size_t j = 0; j < n; ++j) {
+            if (!p.materialise[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
+            // j's fused expression: j and the inline nodes below it (each has one use: a tree).
+            std::array<std::size_t, n> cluster{}, reads{};
+            std::array<bool, n> stretched{};
+            std::size_t size = 0, top = 0;
+            cluster[size++] = j;
+            bool all_pointwise = true;
+            while (top < size) {
+                std::size_t const u = cluster[top++];
+                all_pointwise = all_pointwise && pointwise[u + 1];
+                for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
+                    std::size_t const v = p.edges[c];
+                    if (kind[v] != node_kind::computed) continue;
+                    if (p.materialise[v]) {
+                        ++reads[v];
+                        stretched[v] = stretched[v] || (mask[u] & (1u << (c - p.first[u])));
+                    } else {
+                        cluster[size++] = v;
+                    }
+                }
+            }
+            if (!all_pointwise) continue;
+            for (std::size_t i = 0; i < j; ++i) {
+                if (reads[i] == 0 || static_cast<int>(reads[i]) != p.uses[i] || stretched[i] ||
+                    p.output_uses[i] > 0 || rows[i + 1] != rows[j + 1] || cols[i + 1] != cols[j + 1] ||
+                    dtype[i + 1] != dtype[j + 1])
+                    continue;
+                p.owner[j] = p.owner[i];
+                break;
+            }
+        }
+        for (std::size_t i = 0; i < n; ++i) p.num_buffers += p.materialise[i] && p.owner[i] == i;
     }
 
     static constexpr plan_data<n, e, sizeof...(Os)> make() {
@@ -102,6 +151,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                                (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] || p.output_uses[i] > 0);
             p.num_materialised += p.materialise[i];
         }
+        assign_buffers(p, kind, rank, always, mask);
         return p;
     }
 };

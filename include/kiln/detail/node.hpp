@@ -64,6 +64,7 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     static constexpr bool weak = false;
     static constexpr unsigned broadcast_mask = 0;
     static constexpr bool always_materialise = false;
+    static constexpr bool pointwise = false;
     using path = Path;
     using origin = diagnostic::argument<Path::index>;
     using children = mp_list<>;
@@ -80,6 +81,7 @@ struct info<constant<Value>> {
     static constexpr bool weak = true;  // a literal adopts the dtype of what it meets
     static constexpr unsigned broadcast_mask = 0;
     static constexpr bool always_materialise = false;
+    static constexpr bool pointwise = false;
     using origin = diagnostic::intermediate;
     using children = mp_list<>;
     using topo = mp_list<constant<Value>>;

@@ -39,6 +39,7 @@ struct reduction {
         static constexpr long rows = Axis == all_axes || Axis == 0 ? 1 : A::rows;
         static constexpr long cols = Axis == all_axes || Axis == 1 ? 1 : A::cols;
         static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool pointwise = false;
         static constexpr bool always_materialise = A::rank != 0;  // a reduction reads its input once, here
         static constexpr bool checked = raise_if<(Axis != all_axes && A::rank == 0), diagnostic::needs_matrix,
                                                  Derived, operand_description<A>>::ok;

@@ -32,6 +32,7 @@ struct matmul_p {
         static constexpr long rows = A::rows, cols = B::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool always_materialise = true;
+        static constexpr bool pointwise = false;
         static constexpr bool checked =
             std::conditional_t<(A::rank != 2 || B::rank != 2),
                                detail::raise_if<true, diagnostic::needs_matrix, matmul_p,

@@ -21,6 +21,7 @@ struct transpose_p {
         static constexpr long rows = A::cols, cols = A::rows;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool always_materialise = false;
+        static constexpr bool pointwise = false;
         static constexpr bool checked = true;
     };
 
