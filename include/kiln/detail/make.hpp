@@ -13,19 +13,8 @@
 
 namespace kiln::detail {
 
-template <class T>
-struct is_integral_constant : std::false_type {};
-template <class T, T V>
-struct is_integral_constant<std::integral_constant<T, V>> : std::true_type {};
-
-// Operands a primitive accepts besides traced values: compile-time constants.
-template <class T>
-concept static_constant = is_integral_constant<std::remove_cvref_t<T>>::value;
-
-// Everything that may stand on one side of a kiln operator: at least one side must be traced.
-template <class T>
-concept operand = traced_value<T> || static_constant<T>;
-
+// Which node an operand stands for: a tracer's own node, or a constant for a compile-time constant.
+// Anything else is rejected here, before a graph type is ever printed.
 template <class T>
 struct to_node {
     using type = constant<0>;

@@ -13,9 +13,6 @@ namespace kiln::detail {
 
 using boost::mp11::mp_list;
 
-template <class...>
-inline constexpr bool always_false = false;
-
 // Position of X in the pack Ts (sizeof...(Ts) when absent), by one builtin scan: no per-pair templates.
 template <class X, class... Ts>
 constexpr std::size_t index_of_impl() {
