@@ -70,8 +70,6 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         return total;
     }
     static constexpr std::size_t e = count_edges();
-    // Spelled out, not through an alias member: debug information would name the alias's scope,
-    // planner<graph<...>>, whose name is exponential in the graph's depth.
     using data = plan_data<n, e, sizeof...(Os)>;
 
     template <class... Ch>
@@ -84,13 +82,11 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // with it: every use of i is inside j's fused expression, read element for element (only pointwise
     // primitives, i never stretched), i is no output, and both have the same storage. Eigen evaluates
     // such an assignment in place correctly, so y = y*y + y needs one buffer, not one per step.
-    static constexpr void assign_buffers(data& p, node_kind const* kind, int const* rank, bool const* always,
-                                         unsigned const* mask) {
+    static constexpr void assign_buffers(data& p, node_kind const* kind, int const* rank, unsigned const* mask) {
         constexpr bool pointwise[] = {false, info<Ns>::pointwise...};
         constexpr long rows[] = {0, info<Ns>::rows...}, cols[] = {0, info<Ns>::cols...};
         constexpr int dtype[] = {0, static_cast<int>(sizeof(typename info<Ns>::scalar) * 4 +
                                                      dtype_kind<typename info<Ns>::scalar>())...};
-        (void)always;
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialise[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
@@ -127,6 +123,9 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         for (std::size_t i = 0; i < n; ++i) p.num_buffers += p.materialise[i] && p.owner[i] == i;
     }
 
+    // The result type is spelled out, not `data`: a variable declared from it would be typed by the alias,
+    // and debug information would then name the alias's scope, planner<graph<...>>, whose name is
+    // exponential in the graph's depth.
     static constexpr plan_data<n, e, sizeof...(Os)> make() {
         plan_data<n, e, sizeof...(Os)> p{};
         constexpr node_kind kind[] = {info<Ns>::kind...};
@@ -151,7 +150,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                                (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] || p.output_uses[i] > 0);
             p.num_materialised += p.materialise[i];
         }
-        assign_buffers(p, kind, rank, always, mask);
+        assign_buffers(p, kind, rank, mask);
         return p;
     }
 };
