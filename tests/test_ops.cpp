@@ -75,6 +75,33 @@ TEST_F(Ops, UnaryElementwiseMatchEigen) {
     EXPECT_DOUBLE_EQ(kiln::jit([](auto const& s) { return kiln::exp(s); })(0.25), std::exp(0.25));
 }
 
+TEST_F(Ops, MoreUnaryElementwiseMatchEigen) {
+    auto check = [&](auto f, auto g, MatrixXd const& in) {
+        expect_close(kiln::jit(f)(in), g(in.array()).matrix().eval());
+        EXPECT_NEAR(kiln::jit(f)(0.375), g(Eigen::ArrayXd::Constant(1, 0.375))(0), 1e-15);  // rank 0 too
+    };
+    check([](auto const& x) { return kiln::sin(x); }, [](auto const& v) { return v.sin().eval(); }, a);
+    check([](auto const& x) { return kiln::cos(x); }, [](auto const& v) { return v.cos().eval(); }, a);
+    check([](auto const& x) { return kiln::tan(x); }, [](auto const& v) { return v.tan().eval(); }, a);
+    check([](auto const& x) { return kiln::sqrt(x); }, [](auto const& v) { return v.sqrt().eval(); }, pos);
+    check([](auto const& x) { return kiln::rsqrt(x); }, [](auto const& v) { return (1.0 / v.sqrt()).eval(); }, pos);
+    check([](auto const& x) { return kiln::log1p(x); }, [](auto const& v) { return v.log1p().eval(); }, pos);
+    check([](auto const& x) { return kiln::expm1(x); }, [](auto const& v) { return v.expm1().eval(); }, a);
+    check([](auto const& x) { return kiln::sigmoid(x); }, [](auto const& v) { return (1.0 / (1.0 + (-v).exp())).eval(); }, a);
+    check([](auto const& x) { return kiln::square(x); }, [](auto const& v) { return (v * v).eval(); }, a);
+    check([](auto const& x) { return kiln::abs(x); }, [](auto const& v) { return v.abs().eval(); }, a);
+    // Fixed sizes keep their type; integers stay integers where the function allows it.
+    Eigen::Matrix<double, 2, 3> f = Eigen::Matrix<double, 2, 3>::Random();
+    auto s = kiln::jit([](auto const& x) { return kiln::sqrt(kiln::square(x)); })(f);
+    static_assert(std::is_same_v<decltype(s), Eigen::Matrix<double, 2, 3>>);
+    expect_close(s, f.cwiseAbs().eval());
+    static_assert(std::is_same_v<decltype(kiln::jit([](auto const& i) { return kiln::abs(i); })(-3)), std::int32_t>);
+    EXPECT_EQ(kiln::jit([](auto const& i) { return kiln::abs(i) + kiln::square(i); })(-3), 12);
+    EXPECT_DOUBLE_EQ(kiln::jit([](auto const& i) { return kiln::sqrt(i); })(4), 2.0);
+    // sigmoid is Eigen's stable logistic: no overflow to NaN far out.
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::sigmoid(x); })(-800.0), 0.0);
+}
+
 TEST_F(Ops, ReductionsOverAllAndAlongAxes) {
     EXPECT_NEAR(kiln::jit([](auto const& x) { return kiln::sum(x); })(a), a.sum(), 1e-13);
     EXPECT_NEAR(kiln::jit([](auto const& x) { return kiln::mean(x); })(a), a.mean(), 1e-13);

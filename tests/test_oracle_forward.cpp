@@ -8,11 +8,9 @@
 // ${PROJECT_SOURCE_DIR}/../shared/oracle/cases.json (CI clones the repository with shared/ beside it).
 // A missing or unreadable file FAILS every test here, with the path in the message: it never skips.
 //
-// Mirrored: logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf, column_center, unused_param,
-// shared_dag, scalar_args.
+// Mirrored: elementwise_chain, logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf,
+// matmul_frobenius, column_center, unused_param, shared_dag, scalar_args.
 // Not mirrored yet (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here):
-//   elementwise_chain      needs sin                                    -> the issue adding the full primitive set
-//   matmul_frobenius       needs sqrt                                   -> the issue adding the full primitive set
 //   leaky_relu_max         needs a comparison, where and maximum        -> the issue adding the full primitive set
 //   pose_residual          needs sin, cos, sqrt and element access      -> the issue adding the full primitive set
 //                          (k[0], building a 3x3 from elements)
@@ -504,11 +502,12 @@ TEST(OracleForward, FileIsReadable) {
 TEST(OracleForward, EveryCaseIsClassified) {
     Oracle const& o = oracle();
     ASSERT_TRUE(o.error.empty()) << o.error;
-    std::vector<std::string> const mirrored = {"logsumexp_rows", "softmax_xent",  "mlp_mse",
-                                               "logistic",       "normal_logpdf", "column_center",
-                                               "unused_param",   "shared_dag",    "scalar_args"};
-    std::vector<std::string> const skipped = {"elementwise_chain", "matmul_frobenius",      "leaky_relu_max",
-                                              "pose_residual",     "optional_bias_present", "optional_bias_absent"};
+    std::vector<std::string> const mirrored = {"elementwise_chain", "logsumexp_rows", "softmax_xent",
+                                               "mlp_mse",           "logistic",       "normal_logpdf",
+                                               "matmul_frobenius",  "column_center",  "unused_param",
+                                               "shared_dag",        "scalar_args"};
+    std::vector<std::string> const skipped = {"leaky_relu_max", "pose_residual", "optional_bias_present",
+                                              "optional_bias_absent"};
     Json const& cases = o.root.at("cases");
     for (std::string const& name : cases.keys) {
         bool const known = std::find(mirrored.begin(), mirrored.end(), name) != mirrored.end() ||
@@ -733,3 +732,38 @@ TEST(OracleForward, ScalarArgsFixedRowMajor) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------------------------------
+// elementwise_chain: x, y 7 x 5; sum(sin(x) * y + exp(-x * x))
+// matmul_frobenius: a 4 x 6, b 6 x 3, c 4 x 3; sum((a b) * c) + sqrt(sum((a^T a)^2))
+// ---------------------------------------------------------------------------------------------------
+namespace {
+constexpr auto elementwise_chain = [](auto const& x, auto const& y) {
+    return kiln::sum(kiln::sin(x) * y + kiln::exp(-x * x));
+};
+constexpr auto matmul_frobenius = [](auto const& a, auto const& b, auto const& c) {
+    auto const ata = kiln::matmul(kiln::transpose(a), a);
+    return kiln::sum(kiln::matmul(a, b) * c) + kiln::sqrt(kiln::sum(ata * ata));
+};
+}  // namespace
+
+TEST(OracleForward, ElementwiseChain) {
+    Json const* c = oracle_case("elementwise_chain");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x"), y = input(*c, "y");
+    x.require_shape({7, 5});
+    y.require_shape({7, 5});
+    expect_oracle(kiln::jit(elementwise_chain)(matrix(x), matrix(y)), *c);
+    expect_oracle(kiln::jit(elementwise_chain)(row_major_map(x), fixed<7, 5>(y)), *c);
+}
+
+TEST(OracleForward, MatmulFrobenius) {
+    Json const* c = oracle_case("matmul_frobenius");
+    ASSERT_NE(c, nullptr);
+    Tensor const a = input(*c, "a"), b = input(*c, "b"), cc = input(*c, "c");
+    a.require_shape({4, 6});
+    b.require_shape({6, 3});
+    cc.require_shape({4, 3});
+    expect_oracle(kiln::jit(matmul_frobenius)(matrix(a), matrix(b), matrix(cc)), *c);
+    expect_oracle(kiln::jit(matmul_frobenius)(fixed<4, 6>(a), row_major_map(b), fixed<4, 3>(cc)), *c);
+}

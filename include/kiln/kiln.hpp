@@ -10,16 +10,26 @@
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
+#include <kiln/ops/abs.hpp>
 #include <kiln/ops/add.hpp>
+#include <kiln/ops/cos.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/exp.hpp>
+#include <kiln/ops/expm1.hpp>
 #include <kiln/ops/log.hpp>
+#include <kiln/ops/log1p.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/mean.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
+#include <kiln/ops/rsqrt.hpp>
+#include <kiln/ops/sigmoid.hpp>
+#include <kiln/ops/sin.hpp>
+#include <kiln/ops/sqrt.hpp>
+#include <kiln/ops/square.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
 

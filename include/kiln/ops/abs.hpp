@@ -1,0 +1,31 @@
+// abs: |x|, elementwise; integers stay integers.
+#ifndef KILN_OPS_ABS_HPP
+#define KILN_OPS_ABS_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct abs_p : detail::elementwise_unary<abs_p> {
+    static constexpr std::string_view name = "abs";
+    static constexpr double cost = 1;  // flops per element, roughly, for cost estimates
+    static constexpr bool floating = false;
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) return x < X(0) ? -x : x;
+        else return x.abs();
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto abs(X const&) {
+    return detail::make_node<ops::abs_p, X>();
+}
+}  // namespace kiln
+
+#endif

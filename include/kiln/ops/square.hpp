@@ -1,0 +1,31 @@
+// square: x * x, elementwise; integers stay integers.
+#ifndef KILN_OPS_SQUARE_HPP
+#define KILN_OPS_SQUARE_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct square_p : detail::elementwise_unary<square_p> {
+    static constexpr std::string_view name = "square";
+    static constexpr double cost = 1;  // flops per element, roughly, for cost estimates
+    static constexpr bool floating = false;
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) return x * x;
+        else return x.square();
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto square(X const&) {
+    return detail::make_node<ops::square_p, X>();
+}
+}  // namespace kiln
+
+#endif

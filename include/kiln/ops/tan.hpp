@@ -1,0 +1,31 @@
+// tan: the tangent, elementwise. Integer operands are computed as f64.
+#ifndef KILN_OPS_TAN_HPP
+#define KILN_OPS_TAN_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+struct tan_p : detail::elementwise_unary<tan_p> {
+    static constexpr std::string_view name = "tan";
+    static constexpr double cost = 25;  // flops per element, roughly, for cost estimates
+    static constexpr bool floating = true;
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) return std::tan(x);
+        else return x.tan();
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto tan(X const&) {
+    return detail::make_node<ops::tan_p, X>();
+}
+}  // namespace kiln
+
+#endif
