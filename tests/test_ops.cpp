@@ -102,6 +102,40 @@ TEST_F(Ops, MoreUnaryElementwiseMatchEigen) {
     EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::sigmoid(x); })(-800.0), 0.0);
 }
 
+TEST_F(Ops, ComparisonsWhereMaximumMinimum) {
+    auto gt = kiln::jit([](auto const& x, auto const& y) { return x > y; })(a, b);
+    static_assert(std::is_same_v<decltype(gt)::Scalar, bool>);
+    EXPECT_EQ(gt, (a.array() > b.array()).matrix());
+    EXPECT_EQ(kiln::jit([](auto const& x, auto const& y) { return x <= y; })(a, b), (a.array() <= b.array()).matrix());
+    EXPECT_EQ(kiln::jit([](auto const& x) { return x >= kiln::c<0>; })(a), (a.array() >= 0).matrix());
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::c<0> < x; })(a), (a.array() > 0).matrix());
+    EXPECT_EQ(kiln::jit([](auto const& x, auto const& y) { return x == y; })(a, a), MatrixXd::Ones(5, 4).cast<bool>());
+    EXPECT_EQ(kiln::jit([](auto const& x, auto const& r) { return x != r; })(a, row),
+              (a.array() != row.replicate(5, 1).array()).matrix());
+    EXPECT_TRUE(kiln::jit([](auto const& s, auto const& t) { return s < t; })(1.0, 2.0));
+    // Booleans are counted as i32 by sum.
+    auto count = kiln::jit([](auto const& x) { return kiln::sum(x > kiln::c<0>); })(a);
+    static_assert(std::is_same_v<decltype(count), std::int32_t>);
+    EXPECT_EQ(count, (a.array() > 0).count());
+    // where: leaky ReLU, scalar branches, and a row condition broadcast over a matrix.
+    auto leaky = kiln::jit([](auto const& x) { return kiln::where(x > kiln::c<0>, x, kiln::c<0.01> * x); })(a);
+    expect_close(leaky, (a.array() > 0).select(a.array(), 0.01 * a.array()).matrix().eval());
+    auto clip = kiln::jit([](auto const& x) { return kiln::where(x > kiln::c<0.5>, kiln::c<0.5>, x); })(a);
+    expect_close(clip, a.array().min(0.5).matrix().eval());
+    auto rowsel = kiln::jit([](auto const& r, auto const& x, auto const& y) { return kiln::where(r > kiln::c<0>, x, y); })(row, a, b);
+    MatrixXd want = b;
+    for (Eigen::Index j = 0; j < 4; ++j)
+        if (row(j) > 0) want.col(j) = a.col(j);
+    expect_close(rowsel, want);
+    EXPECT_DOUBLE_EQ(kiln::jit([](auto const& s) { return kiln::where(s > kiln::c<0>, s, -s); })(-2.5), 2.5);
+    // maximum / minimum, with broadcasting and scalars on either side.
+    expect_close(kiln::jit([](auto const& x, auto const& y) { return kiln::maximum(x, y); })(a, b), a.cwiseMax(b));
+    expect_close(kiln::jit([](auto const& x, auto const& c) { return kiln::minimum(x, c); })(a, col),
+                 a.array().min(col.replicate(1, 4).array()).matrix().eval());
+    expect_close(kiln::jit([](auto const& x) { return kiln::maximum(kiln::c<0>, x); })(a), a.cwiseMax(0.0));
+    EXPECT_DOUBLE_EQ(kiln::jit([](auto const& s, auto const& t) { return kiln::minimum(s, t); })(3.0, -1.0), -1.0);
+}
+
 TEST_F(Ops, ReductionsOverAllAndAlongAxes) {
     EXPECT_NEAR(kiln::jit([](auto const& x) { return kiln::sum(x); })(a), a.sum(), 1e-13);
     EXPECT_NEAR(kiln::jit([](auto const& x) { return kiln::mean(x); })(a), a.mean(), 1e-13);

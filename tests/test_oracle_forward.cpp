@@ -9,9 +9,8 @@
 // A missing or unreadable file FAILS every test here, with the path in the message: it never skips.
 //
 // Mirrored: elementwise_chain, logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf,
-// matmul_frobenius, column_center, unused_param, shared_dag, scalar_args.
+// matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args.
 // Not mirrored yet (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here):
-//   leaky_relu_max         needs a comparison, where and maximum        -> the issue adding the full primitive set
 //   pose_residual          needs sin, cos, sqrt and element access      -> the issue adding the full primitive set
 //                          (k[0], building a 3x3 from elements)
 //   optional_bias_present  b is a std::optional argument (present)      -> the issue on arguments/pytrees
@@ -505,9 +504,8 @@ TEST(OracleForward, EveryCaseIsClassified) {
     std::vector<std::string> const mirrored = {"elementwise_chain", "logsumexp_rows", "softmax_xent",
                                                "mlp_mse",           "logistic",       "normal_logpdf",
                                                "matmul_frobenius",  "column_center",  "unused_param",
-                                               "shared_dag",        "scalar_args"};
-    std::vector<std::string> const skipped = {"leaky_relu_max", "pose_residual", "optional_bias_present",
-                                              "optional_bias_absent"};
+                                               "shared_dag",        "scalar_args",    "leaky_relu_max"};
+    std::vector<std::string> const skipped = {"pose_residual", "optional_bias_present", "optional_bias_absent"};
     Json const& cases = o.root.at("cases");
     for (std::string const& name : cases.keys) {
         bool const known = std::find(mirrored.begin(), mirrored.end(), name) != mirrored.end() ||
@@ -766,4 +764,21 @@ TEST(OracleForward, MatmulFrobenius) {
     cc.require_shape({4, 3});
     expect_oracle(kiln::jit(matmul_frobenius)(matrix(a), matrix(b), matrix(cc)), *c);
     expect_oracle(kiln::jit(matmul_frobenius)(fixed<4, 6>(a), row_major_map(b), fixed<4, 3>(cc)), *c);
+}
+
+// leaky_relu_max: x, y 5 x 5; sum(where(x > 0, x, 0.01 * x)) + sum(maximum(x, y))
+namespace {
+constexpr auto leaky_relu_max = [](auto const& x, auto const& y) {
+    return kiln::sum(kiln::where(x > kiln::c<0>, x, kiln::c<0.01> * x)) + kiln::sum(kiln::maximum(x, y));
+};
+}  // namespace
+
+TEST(OracleForward, LeakyReluMax) {
+    Json const* c = oracle_case("leaky_relu_max");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x"), y = input(*c, "y");
+    x.require_shape({5, 5});
+    y.require_shape({5, 5});
+    expect_oracle(kiln::jit(leaky_relu_max)(matrix(x), matrix(y)), *c);
+    expect_oracle(kiln::jit(leaky_relu_max)(fixed<5, 5>(x), row_major_map(y)), *c);
 }

@@ -12,6 +12,7 @@
 
 #include <kiln/ops/abs.hpp>
 #include <kiln/ops/add.hpp>
+#include <kiln/ops/compare.hpp>
 #include <kiln/ops/cos.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/exp.hpp>
@@ -19,7 +20,9 @@
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
 #include <kiln/ops/matmul.hpp>
+#include <kiln/ops/maximum.hpp>
 #include <kiln/ops/mean.hpp>
+#include <kiln/ops/minimum.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
 #include <kiln/ops/rsqrt.hpp>
@@ -32,6 +35,7 @@
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <kiln/jit.hpp>
 

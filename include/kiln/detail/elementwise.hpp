@@ -55,8 +55,18 @@ auto elementwise_operand(X const& x, extent out) {
     }
 }
 
-// Common rule of binary elementwise primitives (CRTP): Derived supplies name, cost, apply(a, b) and
-// `floating` (whether integer operands are computed as f64).
+// The same, but a scalar becomes a constant array of the node's extent (for Eigen operations that take
+// two arrays only: comparisons, select).
+template <class R, class I, class Out, class X>
+auto filled_operand(X const& x, extent out) {
+    if constexpr (I::rank == 0 && Out::rank == 2)
+        return Eigen::Array<R, Eigen::Dynamic, Eigen::Dynamic>::Constant(out.rows, out.cols, static_cast<R>(x));
+    else
+        return elementwise_operand<R, I, Out>(x, out);
+}
+
+// Common rule of binary elementwise primitives (CRTP): Derived supplies name, cost, apply(a, b),
+// `floating` (whether integer operands are computed as f64) and `comparison` (a bool result).
 template <class Derived>
 struct elementwise_binary {
     template <class A, class B>
@@ -65,7 +75,7 @@ struct elementwise_binary {
         // the dtype the operation computes in (a division of integers computes in f64)
         using compute = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename promotion::type>,
                                            double, typename promotion::type>;
-        using scalar = compute;
+        using scalar = std::conditional_t<Derived::comparison, bool, compute>;
         static constexpr bool weak = promotion::weak;
         static constexpr int rank = (A::rank == 0 && B::rank == 0) ? 0 : 2;
         static constexpr shape_check check = broadcast_shape<A, B>(static_extent<A>(), static_extent<B>());
@@ -88,7 +98,10 @@ struct elementwise_binary {
     static auto lower(extent out, X const& x, Y const& y) {
         using R = rule<A, B>;
         using C = typename R::compute;
-        return Derived::apply(elementwise_operand<C, A, R>(x, out), elementwise_operand<C, B, R>(y, out));
+        if constexpr (Derived::comparison && R::rank == 2)  // Eigen compares arrays with arrays only
+            return Derived::apply(filled_operand<C, A, R>(x, out), filled_operand<C, B, R>(y, out));
+        else
+            return Derived::apply(elementwise_operand<C, A, R>(x, out), elementwise_operand<C, B, R>(y, out));
     }
 
     static constexpr double flops(extent out, extent, extent) {

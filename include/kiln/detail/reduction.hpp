@@ -8,6 +8,7 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 
+#include <cstdint>
 #include <string_view>
 #include <type_traits>
 
@@ -32,8 +33,10 @@ template <class Derived, int Axis>
 struct reduction {
     template <class A>
     struct rule {
-        using scalar = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename A::scalar>,
-                                          double, typename A::scalar>;
+        // Integers are averaged as f64; booleans are counted as i32 (as JAX sums them).
+        using scalar = std::conditional_t<
+            Derived::floating && !std::is_floating_point_v<typename A::scalar>, double,
+            std::conditional_t<std::is_same_v<typename A::scalar, bool>, std::int32_t, typename A::scalar>>;
         static constexpr bool weak = A::weak;
         static constexpr int rank = Axis == all_axes ? 0 : A::rank;
         static constexpr long rows = Axis == all_axes || Axis == 0 ? 1 : A::rows;

@@ -12,6 +12,7 @@ namespace ops {
 struct div_p : detail::elementwise_binary<div_p> {
     static constexpr std::string_view name = "div";
     static constexpr double cost = 1;  // flops per element
+    static constexpr bool comparison = false;
     static constexpr bool floating = true;
     static auto apply(auto const& a, auto const& b) { return a / b; }
 };

@@ -12,6 +12,7 @@ namespace ops {
 struct mul_p : detail::elementwise_binary<mul_p> {
     static constexpr std::string_view name = "mul";
     static constexpr double cost = 1;  // flops per element
+    static constexpr bool comparison = false;
     static constexpr bool floating = false;
     static auto apply(auto const& a, auto const& b) { return a * b; }
 };

@@ -1,0 +1,35 @@
+// maximum(a, b): the larger of a and b, elementwise with broadcasting.
+#ifndef KILN_OPS_MAXIMUM_HPP
+#define KILN_OPS_MAXIMUM_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <algorithm>
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+struct maximum_p : detail::elementwise_binary<maximum_p> {
+    static constexpr std::string_view name = "max";
+    static constexpr double cost = 1;
+    static constexpr bool comparison = false;
+    static constexpr bool floating = false;
+    template <class A, class B>
+    static auto apply(A const& a, B const& b) {
+        if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B>) return std::max(a, b);
+        else if constexpr (std::is_arithmetic_v<A>) return b.max(a);
+        else return a.max(b);
+    }
+};
+}  // namespace ops
+
+template <class A, class B>
+    requires(traced_value<A> || traced_value<B>)
+constexpr auto maximum(A const&, B const&) {
+    return detail::make_node<ops::maximum_p, A, B>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,35 @@
+// minimum(a, b): the smaller of a and b, elementwise with broadcasting.
+#ifndef KILN_OPS_MINIMUM_HPP
+#define KILN_OPS_MINIMUM_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <algorithm>
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+struct minimum_p : detail::elementwise_binary<minimum_p> {
+    static constexpr std::string_view name = "min";
+    static constexpr double cost = 1;
+    static constexpr bool comparison = false;
+    static constexpr bool floating = false;
+    template <class A, class B>
+    static auto apply(A const& a, B const& b) {
+        if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B>) return std::min(a, b);
+        else if constexpr (std::is_arithmetic_v<A>) return b.min(a);
+        else return a.min(b);
+    }
+};
+}  // namespace ops
+
+template <class A, class B>
+    requires(traced_value<A> || traced_value<B>)
+constexpr auto minimum(A const&, B const&) {
+    return detail::make_node<ops::minimum_p, A, B>();
+}
+}  // namespace kiln
+
+#endif
