@@ -74,7 +74,9 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
 
     template <class... Ch>
     static constexpr int add_operands(data& p, std::size_t& k, mp_list<Ch...>*) {
-        [[maybe_unused]] int expand[] = {0, (p.edges[k++] = index_of_impl<Ch, Ns...>(), 0)...};
+        // index_of<...>::value is a constant of its own, so these scans do not count against the step
+        // limit of this one constant evaluation (clang's -fconstexpr-steps is 2^20).
+        [[maybe_unused]] int expand[] = {0, (p.edges[k++] = index_of<Ch, mp_list<Ns...>>::value, 0)...};
         return 0;
     }
 
@@ -87,13 +89,15 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         constexpr long rows[] = {0, info<Ns>::rows...}, cols[] = {0, info<Ns>::cols...};
         constexpr int dtype[] = {0, static_cast<int>(sizeof(typename info<Ns>::scalar) * 4 +
                                                      dtype_kind<typename info<Ns>::scalar>())...};
+        // Linear in nodes and edges overall: the scratch arrays are shared, entries are reset when first
+        // seen for a given j (seen[v] == j + 1), and only the operands j's expression reads are tried.
+        std::array<std::size_t, n> cluster{}, reads{}, seen{}, read_list{};
+        std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialise[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
             // j's fused expression: j and the inline nodes below it (each has one use: a tree).
-            std::array<std::size_t, n> cluster{}, reads{};
-            std::array<bool, n> stretched{};
-            std::size_t size = 0, top = 0;
+            std::size_t size = 0, top = 0, num_reads = 0;
             cluster[size++] = j;
             bool all_pointwise = true;
             while (top < size) {
@@ -103,6 +107,12 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                     std::size_t const v = p.edges[c];
                     if (kind[v] != node_kind::computed) continue;
                     if (p.materialise[v]) {
+                        if (seen[v] != j + 1) {
+                            seen[v] = j + 1;
+                            reads[v] = 0;
+                            stretched[v] = false;
+                            read_list[num_reads++] = v;
+                        }
                         ++reads[v];
                         stretched[v] = stretched[v] || (mask[u] & (1u << (c - p.first[u])));
                     } else {
@@ -111,8 +121,9 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 }
             }
             if (!all_pointwise) continue;
-            for (std::size_t i = 0; i < j; ++i) {
-                if (reads[i] == 0 || static_cast<int>(reads[i]) != p.uses[i] || stretched[i] ||
+            for (std::size_t r = 0; r < num_reads; ++r) {
+                std::size_t const i = read_list[r];
+                if (static_cast<int>(reads[i]) != p.uses[i] || stretched[i] ||
                     p.output_uses[i] > 0 || rows[i + 1] != rows[j + 1] || cols[i + 1] != cols[j + 1] ||
                     dtype[i + 1] != dtype[j + 1])
                     continue;
@@ -137,7 +148,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             0, (p.first[j++] = k, planner::add_operands(p, k, static_cast<typename info<Ns>::children*>(nullptr)))...};
         p.first[n] = k;
         std::size_t o = 0;
-        [[maybe_unused]] int expand_outputs[] = {0, (p.outputs[o++] = index_of_impl<Os, Ns...>(), 0)...};
+        [[maybe_unused]] int expand_outputs[] = {0, (p.outputs[o++] = index_of<Os, mp_list<Ns...>>::value, 0)...};
         for (std::size_t i = 0; i < sizeof...(Os); ++i) ++p.output_uses[p.outputs[i]];
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
