@@ -34,18 +34,21 @@ struct to_node<std::integral_constant<T, V>> {
     static constexpr bool ok = true;
 };
 
-// The node Primitive(operands...) as a traced value.
+// Whether node N's primitive rule accepted its operands (leaves have no rule).
+template <class N>
+constexpr bool rule_accepts() {
+    if constexpr (requires { info<N>::checked; }) return info<N>::checked;
+    else return true;
+}
+
+// The node Primitive(operands...) as a traced value; after a diagnostic, a stand-in constant. One return
+// statement, so a failed check cannot add a second error about the deduced return type.
 template <class Primitive, class... Operands>
 constexpr auto make_node() {
-    if constexpr ((to_node<std::remove_cvref_t<Operands>>::ok && ...)) {
-        using N = node<Primitive, typename to_node<std::remove_cvref_t<Operands>>::type...>;
-        if constexpr (info<N>::checked)  // the primitive's rule has run, with its diagnostics
-            return tracer<N>{};
-        else
-            return tracer<constant<0>>{};
-    } else {
-        return tracer<constant<0>>{};
-    }
+    constexpr bool operands_ok = (to_node<std::remove_cvref_t<Operands>>::ok && ...);
+    using N = std::conditional_t<operands_ok, node<Primitive, typename to_node<std::remove_cvref_t<Operands>>::type...>,
+                                 constant<0>>;
+    return tracer<std::conditional_t<detail::rule_accepts<N>(), N, constant<0>>>{};
 }
 
 }  // namespace kiln::detail

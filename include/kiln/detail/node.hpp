@@ -130,7 +130,10 @@ struct raise_if {
     static constexpr bool ok = true;
 };
 template <template <class...> class Diag, class... Ts>
-struct raise_if<true, Diag, Ts...> : Diag<Ts...> {
+struct raise_if<true, Diag, Ts...> {
+    // Instantiated through a member, not a base: clang would otherwise mark this class invalid too and
+    // every use of `ok` would add an error of its own; this way the diagnostic stays the only one.
+    using diagnose = char[sizeof(Diag<Ts...>)];
     static constexpr bool ok = false;
 };
 
