@@ -46,6 +46,11 @@ struct promote {
     static constexpr bool weak = WeakA && WeakB;
 };
 
+// The dtype a primitive computes in: f64 for a non-floating operand when the primitive needs a
+// floating one (exp of an integer, a division of integers, a mean), else the operand's own dtype.
+template <bool NeedsFloating, class T>
+using floating_if = std::conditional_t<NeedsFloating && !std::is_floating_point_v<T>, double, T>;
+
 // The dtype a C++ arithmetic type is traced as: other integer types map to i32/i64 by size.
 template <class T>
 using dtype_of = std::conditional_t<

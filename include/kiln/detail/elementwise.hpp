@@ -36,10 +36,19 @@ constexpr shape_check broadcast_shape(extent a, extent b) {
     }
 }
 
-// Operand k of an elementwise node is broadcast when it is a matrix with a static 1 that stretches.
+// An operand stretches along rows (columns) when it is a matrix whose static extent there is 1 and the
+// result's is not; operand k of an elementwise node is broadcast when it stretches either way.
+template <class I>
+constexpr bool stretches_rows(long out_rows) {
+    return I::rank == 2 && I::rows == 1 && out_rows != 1;
+}
+template <class I>
+constexpr bool stretches_cols(long out_cols) {
+    return I::rank == 2 && I::cols == 1 && out_cols != 1;
+}
 template <class I>
 constexpr bool stretches(long out_rows, long out_cols) {
-    return I::rank == 2 && ((I::rows == 1 && out_rows != 1) || (I::cols == 1 && out_cols != 1));
+    return stretches_rows<I>(out_rows) || stretches_cols<I>(out_cols);
 }
 
 // The value of an operand, cast to R and stretched to the node's extent `out` when it broadcasts.
@@ -49,7 +58,7 @@ auto elementwise_operand(X const& x, extent out) {
         return static_cast<R>(x);
     } else {
         auto a = as_array(cast_to<R>(x));
-        constexpr bool rows = I::rows == 1 && Out::rows != 1, cols = I::cols == 1 && Out::cols != 1;
+        constexpr bool rows = stretches_rows<I>(Out::rows), cols = stretches_cols<I>(Out::cols);
         if constexpr (rows || cols) return a.replicate(rows ? out.rows : 1, cols ? out.cols : 1);
         else return a;
     }
@@ -73,8 +82,7 @@ struct elementwise_binary {
     struct rule {
         using promotion = promote<typename A::scalar, A::weak, typename B::scalar, B::weak>;
         // the dtype the operation computes in (a division of integers computes in f64)
-        using compute = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename promotion::type>,
-                                           double, typename promotion::type>;
+        using compute = floating_if<Derived::floating, typename promotion::type>;
         using scalar = std::conditional_t<Derived::comparison, bool, compute>;
         static constexpr bool weak = promotion::weak;
         static constexpr int rank = (A::rank == 0 && B::rank == 0) ? 0 : 2;
@@ -116,8 +124,7 @@ template <class Derived>
 struct elementwise_unary {
     template <class A>
     struct rule {
-        using scalar = std::conditional_t<Derived::floating && !std::is_floating_point_v<typename A::scalar>,
-                                          double, typename A::scalar>;
+        using scalar = floating_if<Derived::floating, typename A::scalar>;
         static constexpr bool weak = A::weak;
         static constexpr int rank = A::rank;
         static constexpr long rows = A::rows, cols = A::cols;

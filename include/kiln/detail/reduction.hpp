@@ -34,9 +34,8 @@ struct reduction {
     template <class A>
     struct rule {
         // Integers are averaged as f64; booleans are counted as i32 (as JAX sums them).
-        using scalar = std::conditional_t<
-            Derived::floating && !std::is_floating_point_v<typename A::scalar>, double,
-            std::conditional_t<std::is_same_v<typename A::scalar, bool>, std::int32_t, typename A::scalar>>;
+        using scalar = floating_if<Derived::floating, std::conditional_t<std::is_same_v<typename A::scalar, bool>,
+                                                                         std::int32_t, typename A::scalar>>;
         static constexpr bool weak = A::weak;
         static constexpr int rank = Axis == all_axes ? 0 : A::rank;
         static constexpr long rows = Axis == all_axes || Axis == 0 ? 1 : A::rows;
