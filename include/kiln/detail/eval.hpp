@@ -37,7 +37,7 @@ inline constexpr auto plan_of = planner<typename K::graph>::make();
 template <class K>
 inline constexpr std::size_t size_of = boost::mp11::mp_size<typename K::graph::nodes>::value;
 template <class K, std::size_t I>
-using meta_at = meta_of<info<node_of<K, I>>>;
+using meta_at = typename info<node_of<K, I>>::operand_meta;
 
 // The temporaries: one member per materialised node, none for the others.
 template <std::size_t I, class T>
@@ -61,11 +61,14 @@ struct store_for<K, std::index_sequence<I...>> {
                                           slot<I, storage_t<meta_at<K, I>>>, no_slot<I>>...>;
 };
 
-template <class Args, class Store, std::size_t N>
+// What evaluation reads and writes. Its type names only K and the argument types: every evaluation
+// function takes it, and a context naming the temporaries' types gave each of them a symbol as long as
+// the graph.
+template <class K, class Args>
 struct context {
     Args const& args;
-    std::array<extent, N> const& ext;
-    Store& store;
+    std::array<extent, size_of<K>> const& ext;
+    typename store_for<K>::type& store;
 };
 
 // A parameter's value: the argument itself (no copy), or the scalar in its dtype.
@@ -255,7 +258,7 @@ auto run(Args const&... args) {
     auto const arg_refs = std::forward_as_tuple(args...);
     auto const ext = detail::extents_of<K>(arg_refs);
     typename store_for<K>::type temporaries;
-    context<decltype(arg_refs), typename store_for<K>::type, size_of<K>> ctx{arg_refs, ext, temporaries};
+    context<K, std::remove_const_t<decltype(arg_refs)>> ctx{arg_refs, ext, temporaries};
     detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
     return detail::collect_outputs<K>(
         ctx, std::make_index_sequence<boost::mp11::mp_size<typename K::graph::outputs>::value>{});

@@ -72,12 +72,13 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     static constexpr std::size_t e = count_edges();
     using data = plan_data<n, e, sizeof...(Os)>;
 
+    // Every operand slot of every node, in node order, as node indices (one expansion over the graph's
+    // edges; the positions are types of their own, so they cost no constant-evaluation steps).
+    using map = index_map<mp_list<Ns...>>;
     template <class... Ch>
-    static constexpr int add_operands(data& p, std::size_t& k, mp_list<Ch...>*) {
-        // index_of<...>::value is a constant of its own, so these scans do not count against the step
-        // limit of this one constant evaluation (clang's -fconstexpr-steps is 2^20).
-        [[maybe_unused]] int expand[] = {0, (p.edges[k++] = index_of<Ch, mp_list<Ns...>>::value, 0)...};
-        return 0;
+    static constexpr void fill_edges(data& p, mp_list<Ch...>*) {
+        std::size_t k = 0;
+        [[maybe_unused]] int expand[] = {0, (p.edges[k++] = position_in<Ch, map>::value, 0)...};
     }
 
     // Buffer reuse: a materialised pointwise node j writes into the temporary of an operand i that dies
@@ -143,12 +144,11 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         constexpr int rank[] = {info<Ns>::rank...};
         constexpr bool always[] = {info<Ns>::always_materialise...};
         constexpr unsigned mask[] = {info<Ns>::broadcast_mask...};
-        std::size_t k = 0, j = 0;
-        [[maybe_unused]] int expand[] = {
-            0, (p.first[j++] = k, planner::add_operands(p, k, static_cast<typename info<Ns>::children*>(nullptr)))...};
-        p.first[n] = k;
-        std::size_t o = 0;
-        [[maybe_unused]] int expand_outputs[] = {0, (p.outputs[o++] = index_of<Os, mp_list<Ns...>>::value, 0)...};
+        constexpr std::size_t arity[] = {boost::mp11::mp_size<typename info<Ns>::children>::value...};
+        for (std::size_t j = 0; j < n; ++j) p.first[j + 1] = p.first[j] + arity[j];
+        planner::fill_edges(p, static_cast<boost::mp11::mp_append<typename info<Ns>::children...>*>(nullptr));
+        constexpr std::size_t outputs[] = {position_in<Os, map>::value...};
+        for (std::size_t o = 0; o < sizeof...(Os); ++o) p.outputs[o] = outputs[o];
         for (std::size_t i = 0; i < sizeof...(Os); ++i) ++p.output_uses[p.outputs[i]];
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {

@@ -13,18 +13,23 @@ namespace kiln::detail {
 
 using boost::mp11::mp_list;
 
-// Position of X in the pack Ts (sizeof...(Ts) when absent), by one builtin scan: no per-pair templates.
-template <class X, class... Ts>
-constexpr std::size_t index_of_impl() {
-    constexpr bool hit[] = {false, __is_same(X, Ts)...};
-    for (std::size_t i = 0; i < sizeof...(Ts); ++i)
-        if (hit[i + 1]) return i;
-    return sizeof...(Ts);
-}
-template <class X, class L>
-struct index_of;
-template <class X, class... Ts>
-struct index_of<X, mp_list<Ts...>> : std::integral_constant<std::size_t, index_of_impl<X, Ts...>()> {};
+// Positions in a list: position_in<X, index_map<L>> is X's index in L, found by overload resolution
+// among one declared (never defined) function per element. Only types are instantiated, so no symbol is
+// named after the nodes: functions or variables instantiated per lookup gave g++ one mangled name per
+// edge, each as long as the graph, and made compile time cubic in graph size. (Deducing the index from
+// a base class instead crashes g++ 12 when a node has a floating-point constant.)
+template <std::size_t I, class T>
+struct indexed {
+    static std::integral_constant<std::size_t, I> at(std::type_identity<T>*);
+};
+template <class L, class Seq = std::make_index_sequence<boost::mp11::mp_size<L>::value>>
+struct index_map;
+template <class... Ts, std::size_t... I>
+struct index_map<mp_list<Ts...>, std::index_sequence<I...>> : indexed<I, Ts>... {
+    using indexed<I, Ts>::at...;
+};
+template <class X, class Map>
+using position_in = decltype(Map::at(static_cast<std::type_identity<X>*>(nullptr)));
 
 // O(1) membership by inheritance: derived-to-base lookup instead of a scan.
 template <class T>
@@ -37,8 +42,10 @@ template <class... Ts>
 struct set_of<mp_list<Ts...>> {
     using type = inherit_set<Ts...>;
 };
+// A type alias over the builtin, not a variable template: g++ gives every instantiated variable template
+// a mangled name, and with node types as arguments those names made the passes cubic in graph size.
 template <class X, class Set>
-inline constexpr bool in_set = std::is_base_of_v<set_key<X>, Set>;
+using in_set = std::bool_constant<__is_base_of(set_key<X>, Set)>;
 
 template <class L>
 struct last_of;
@@ -55,9 +62,9 @@ struct topo_union;
 template <class... As, class... Bs, class SetA>
 struct topo_union<mp_list<As...>, mp_list<Bs...>, SetA> {
     using type = std::conditional_t<
-        in_set<typename last_of<mp_list<Bs...>>::type, SetA>, mp_list<As...>,
+        in_set<typename last_of<mp_list<Bs...>>::type, SetA>::value, mp_list<As...>,
         boost::mp11::mp_append<mp_list<As...>,
-                               std::conditional_t<in_set<Bs, SetA>, mp_list<>, mp_list<Bs>>...>>;
+                               std::conditional_t<in_set<Bs, SetA>::value, mp_list<>, mp_list<Bs>>...>>;
 };
 template <class... As, class SetA>
 struct topo_union<mp_list<As...>, mp_list<>, SetA> {

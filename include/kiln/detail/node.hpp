@@ -52,6 +52,22 @@ struct node {};
 
 enum class node_kind { param, constant, computed };
 
+// What a primitive's rule and its lowering know of an operand: dtype, rank, static extents, weak typing
+// and where it comes from (for diagnostics). Never the operand's node type: compilers give a symbol name
+// to every function and static member instantiated with a node type, and that name grows with the node's
+// subgraph (g++ then spends its time mangling; see docs/architecture.md). Operands with the same
+// description share one instantiation of a rule, whatever graph they are in.
+template <class Scalar, int Rank, long Rows, long Cols, bool Weak, class Origin = diagnostic::intermediate>
+struct meta {
+    using scalar = Scalar;
+    static constexpr int rank = Rank;
+    static constexpr long rows = Rows, cols = Cols;
+    static constexpr bool weak = Weak;
+    using origin = Origin;
+};
+template <class I>
+using meta_of = meta<typename I::scalar, I::rank, I::rows, I::cols, I::weak, typename I::origin>;
+
 template <class N>
 struct info;
 
@@ -67,6 +83,7 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     static constexpr bool pointwise = false;
     using path = Path;
     using origin = diagnostic::argument<Path::index>;
+    using operand_meta = meta<Scalar, Rank, Rows, Cols, false, origin>;
     using children = mp_list<>;
     using topo = mp_list<param<Path, Scalar, Rows, Cols, Rank>>;
 };
@@ -83,35 +100,29 @@ struct info<constant<Value>> {
     static constexpr bool always_materialise = false;
     static constexpr bool pointwise = false;
     using origin = diagnostic::intermediate;
+    using operand_meta = meta<scalar, 0, 1, 1, true>;
     using children = mp_list<>;
     using topo = mp_list<constant<Value>>;
 };
 
-// An interior node: its primitive's rule, given its children's infos, supplies dtype, rank, extents,
+// An interior node: its primitive's rule, given its operands' metas, supplies dtype, rank, extents,
 // which operands it broadcasts (bit k: operand k is a row or column stretched to the result) and
-// whether it is always materialised (reductions, matmul).
-template <class Primitive, class... Children>
-struct info<node<Primitive, Children...>> : Primitive::template rule<info<Children>...> {
+// whether it is always materialised (reductions, matmul). The node adds only types: no static data
+// member of its own, so nothing named after the node is ever instantiated (the kind is a base's).
+struct computed_node {
     static constexpr node_kind kind = node_kind::computed;
+};
+template <class Primitive, class... Children>
+struct info<node<Primitive, Children...>>
+    : Primitive::template rule<typename info<Children>::operand_meta...>, computed_node {
     using primitive = Primitive;
+    using rule = typename Primitive::template rule<typename info<Children>::operand_meta...>;
     using origin = diagnostic::intermediate;
+    using operand_meta = meta<typename rule::scalar, rule::rank, rule::rows, rule::cols, rule::weak>;
     using children = mp_list<Children...>;
     using topo = boost::mp11::mp_push_back<typename topo_union_all<typename info<Children>::topo...>::type,
                                            node<Primitive, Children...>>;
 };
-
-// What evaluation needs to know of an operand, without the operand's node type: dtype, rank, static
-// extents. (Node types must not reach anything that is emitted: see detail/eval.hpp.)
-template <class Scalar, int Rank, long Rows, long Cols, bool Weak>
-struct meta {
-    using scalar = Scalar;
-    static constexpr int rank = Rank;
-    static constexpr long rows = Rows, cols = Cols;
-    static constexpr bool weak = Weak;
-    using origin = diagnostic::intermediate;
-};
-template <class I>
-using meta_of = meta<typename I::scalar, I::rank, I::rows, I::cols, I::weak>;
 
 template <class I>
 constexpr extent static_extent() {
