@@ -20,11 +20,14 @@
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
 #include <kiln/ops/matmul.hpp>
+#include <kiln/ops/max.hpp>
 #include <kiln/ops/maximum.hpp>
 #include <kiln/ops/mean.hpp>
+#include <kiln/ops/min.hpp>
 #include <kiln/ops/minimum.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
+#include <kiln/ops/prod.hpp>
 #include <kiln/ops/rsqrt.hpp>
 #include <kiln/ops/sigmoid.hpp>
 #include <kiln/ops/sin.hpp>

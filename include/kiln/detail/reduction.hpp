@@ -1,7 +1,8 @@
-// The rules shared by reductions (sum, mean, ...): over everything (a rank-0 result), or along one axis.
-// Along an axis the reduced extent stays as 1, as Eigen's colwise()/rowwise() and JAX's keepdims=True
-// do: kiln values are scalars or rows x cols, so sum(x, axis<0>) of an m x n matrix is 1 x n and
-// broadcasts straight back against x.
+// The rules shared by reductions (sum, mean, max, ...): over everything (a rank-0 result), or along one
+// axis. Along an axis the reduced extent stays as 1 by default, as Eigen's colwise()/rowwise() and JAX's
+// keepdims=True do: kiln values are scalars or rows x cols, so sum(x, axis<0>) of an m x n matrix is
+// 1 x n and broadcasts straight back against x. With kiln::keepdims<false> the result is a vector in
+// kiln's vector form, a column: sum(x, axis<0>, keepdims<false>) is n x 1 (along axis<1>, m x 1 either way).
 #ifndef KILN_DETAIL_REDUCTION_HPP
 #define KILN_DETAIL_REDUCTION_HPP
 
@@ -24,22 +25,40 @@ struct axis_t {
 template <int Axis>
 inline constexpr axis_t<Axis> axis{};
 
+// Whether a reduction along an axis keeps the reduced axis with extent 1 (the default, true), or returns
+// the result as a column (false): sum(x, kiln::axis<0>, kiln::keepdims<false>).
+template <bool Keep>
+struct keepdims_t {
+    static constexpr bool value = Keep;
+};
+template <bool Keep>
+inline constexpr keepdims_t<Keep> keepdims{};
+
 namespace detail {
 
 inline constexpr int all_axes = -1;
 
-// Derived supplies name, floating (whether integers are reduced as f64), all(v) and along(vectorwise).
-template <class Derived, int Axis>
+// The dtype a reduction computes and returns: f64 for integers when the reduction needs a floating
+// result (mean), bool kept when the reduction is closed on bools (max and min are JAX's any and all),
+// else bools counted as i32 (as JAX sums them).
+template <class Derived, class T>
+constexpr auto reduction_scalar() {
+    if constexpr (std::is_same_v<T, bool> && requires { requires Derived::keeps_bool; }) return T{};
+    else return floating_if<Derived::floating, std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>{};
+}
+
+// Derived supplies name, floating (whether integers are reduced as f64), all(v) and along(vectorwise),
+// optionally keeps_bool (see above) and identity<T>() (the value of an empty reduction, for reductions
+// Eigen does not define on empty inputs: max, min).
+template <class Derived, int Axis, bool KeepDims = true>
 struct reduction {
     template <class A>
     struct rule {
-        // Integers are averaged as f64; booleans are counted as i32 (as JAX sums them).
-        using scalar = floating_if<Derived::floating, std::conditional_t<std::is_same_v<typename A::scalar, bool>,
-                                                                         std::int32_t, typename A::scalar>>;
+        using scalar = decltype(reduction_scalar<Derived, typename A::scalar>());
         static constexpr bool weak = A::weak;
         static constexpr int rank = Axis == all_axes ? 0 : A::rank;
-        static constexpr long rows = Axis == all_axes || Axis == 0 ? 1 : A::rows;
-        static constexpr long cols = Axis == all_axes || Axis == 1 ? 1 : A::cols;
+        static constexpr long rows = Axis == all_axes ? 1 : Axis == 1 ? A::rows : KeepDims ? 1 : A::cols;
+        static constexpr long cols = Axis == all_axes || Axis == 1 || !KeepDims ? 1 : A::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool pointwise = false;
         static constexpr bool always_materialise = A::rank != 0;  // a reduction reads its input once, here
@@ -50,7 +69,7 @@ struct reduction {
     template <class A>
     static constexpr shape_check shape(extent a) {
         if constexpr (Axis == all_axes) return {extent{1, 1}};
-        else if constexpr (Axis == 0) return {extent{1, a.cols}};
+        else if constexpr (Axis == 0) return {KeepDims ? extent{1, a.cols} : extent{a.cols, 1}};
         else return {extent{a.rows, 1}};
     }
 
@@ -61,16 +80,34 @@ struct reduction {
             return static_cast<R>(x);
         } else {
             auto v = as_array(cast_to<R>(x));
-            if constexpr (Axis == all_axes) return Derived::all(v);
-            else if constexpr (Axis == 0) return Derived::along(v.colwise());
-            else return Derived::along(v.rowwise());
+            if constexpr (Axis == all_axes) {
+                if constexpr (requires { Derived::template identity<R>(); })
+                    if (v.size() == 0) return Derived::template identity<R>();
+                return static_cast<R>(Derived::all(v));
+            } else if constexpr (Axis == 0 && KeepDims) {
+                return Derived::along(v.colwise());
+            } else if constexpr (Axis == 0) {
+                return Derived::along(v.colwise()).transpose();
+            } else {
+                return Derived::along(v.rowwise());
+            }
         }
+    }
+
+    // Along an axis of an empty input, reductions without an Eigen identity (max, min) fill in their own.
+    template <class A, class Dst, class X>
+        requires(Axis != all_axes && A::rank == 2 && requires { Derived::template identity<typename rule<A>::scalar>(); })
+    static void assign(Dst& dst, extent out, X const& x) {
+        dst.resize(out.rows, out.cols);
+        bool const empty = Axis == 0 ? x.rows() == 0 : x.cols() == 0;
+        if (empty) dst.setConstant(Derived::template identity<typename rule<A>::scalar>());
+        else dst.array() = as_array(reduction::lower<A>(out, x));
     }
 
     static constexpr std::string_view attrs() {
         if constexpr (Axis == all_axes) return "axes=(0,1)";
-        else if constexpr (Axis == 0) return "axes=(0,)";
-        else return "axes=(1,)";
+        else if constexpr (Axis == 0) return KeepDims ? "axes=(0,)" : "axes=(0,), keepdims=False";
+        else return KeepDims ? "axes=(1,)" : "axes=(1,), keepdims=False";
     }
 
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }

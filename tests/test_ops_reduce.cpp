@@ -1,0 +1,249 @@
+// The reductions max, min, prod (and keepdims for every axis reduction), logsumexp, softmax,
+// log_softmax, pow, dot and outer: forward values against plain Eigen written independently (loops
+// where Eigen has no one-liner), on fixed and dynamic sizes, f32, f64 and integers; their IR text and
+// cost; numerical stability; and the run-time shape errors of dot.
+#include <kiln/kiln.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::MatrixXf;
+using Eigen::MatrixXi;
+using Eigen::RowVectorXd;
+using Eigen::VectorXd;
+using namespace kiln::literals;
+
+constexpr double inf = std::numeric_limits<double>::infinity();
+
+template <class A, class B>
+void expect_close(A const& actual, B const& expected, double rel = 1e-13) {
+    ASSERT_EQ(actual.rows(), expected.rows());
+    ASSERT_EQ(actual.cols(), expected.cols());
+    for (Eigen::Index i = 0; i < actual.rows(); ++i)
+        for (Eigen::Index j = 0; j < actual.cols(); ++j) {
+            double const e = static_cast<double>(expected(i, j)), a = static_cast<double>(actual(i, j));
+            if (std::isinf(e)) EXPECT_EQ(a, e) << "at " << i << "," << j;
+            else EXPECT_NEAR(a, e, rel * (1 + std::abs(e))) << "at " << i << "," << j;
+        }
+}
+
+template <class F>
+std::string shape_error_of(F&& f) {
+    try {
+        f();
+    } catch (kiln::shape_error const& e) {
+        return e.what();
+    }
+    return "no shape_error";
+}
+
+// The line of node `node` in the IR text, without its leading spaces and newline.
+template <class F, class... Args>
+std::string ir_line(F const& f, int node, Args const&... args) {
+    std::string const text = kiln::trace(f, args...).as_text();
+    std::string const key = "  %" + std::to_string(node) + " = ";
+    auto const at = text.find(key);
+    if (at == std::string::npos) return "no node %" + std::to_string(node) + " in:\n" + text;
+    return text.substr(at + 2, text.find('\n', at) - at - 2);
+}
+
+struct Reduce : ::testing::Test {
+    MatrixXd a = MatrixXd::Random(5, 4);
+    Eigen::Matrix<double, 3, 4> f = Eigen::Matrix<double, 3, 4>::Random();
+    MatrixXf af = MatrixXf::Random(5, 4);
+    MatrixXi ai = (MatrixXd::Random(5, 4) * 5).cast<int>();
+};
+
+// ---------------------------------------------------------------------------------------------------
+// max, min, prod
+// ---------------------------------------------------------------------------------------------------
+
+TEST_F(Reduce, MaxMinProdOverEverything) {
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x); })(a), a.maxCoeff());
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::min(x); })(a), a.minCoeff());
+    double p = 1;
+    for (Eigen::Index k = 0; k < a.size(); ++k) p *= a.data()[k];
+    EXPECT_NEAR(kiln::jit([](auto const& x) { return kiln::prod(x); })(a), p, 1e-13 * std::abs(p));
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x); })(f), f.maxCoeff());
+    auto mf = kiln::jit([](auto const& x) { return kiln::min(x); })(af);
+    static_assert(std::is_same_v<decltype(mf), float>);
+    EXPECT_EQ(mf, af.minCoeff());
+    auto mi = kiln::jit([](auto const& x) { return kiln::max(x); })(ai);
+    static_assert(std::is_same_v<decltype(mi), std::int32_t>);
+    EXPECT_EQ(mi, ai.maxCoeff());
+    MatrixXi small(2, 3);
+    small << 1, -2, 3, 4, 5, -1;
+    auto pi = kiln::jit([](auto const& x) { return kiln::prod(x); })(small);
+    static_assert(std::is_same_v<decltype(pi), std::int32_t>);
+    EXPECT_EQ(pi, 120);
+    // A scalar is its own max, min and product.
+    EXPECT_EQ(kiln::jit([](auto const& s) { return kiln::max(s) + kiln::min(s) + kiln::prod(s); })(1.5), 4.5);
+}
+
+TEST_F(Reduce, MaxMinProdAlongAxes) {
+    auto max0 = kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<0>); });
+    auto max1 = kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<1>); });
+    auto min0 = kiln::jit([](auto const& x) { return kiln::min(x, kiln::axis<0>); });
+    auto min1 = kiln::jit([](auto const& x) { return kiln::min(x, kiln::axis<1>); });
+    auto prod0 = kiln::jit([](auto const& x) { return kiln::prod(x, kiln::axis<0>); });
+    auto prod1 = kiln::jit([](auto const& x) { return kiln::prod(x, kiln::axis<1>); });
+    RowVectorXd cmax(4), cmin(4), cprod(4);
+    VectorXd rmax(5), rmin(5), rprod(5);
+    for (Eigen::Index j = 0; j < 4; ++j) {
+        cmax(j) = -inf;
+        cmin(j) = inf;
+        cprod(j) = 1;
+        for (Eigen::Index i = 0; i < 5; ++i) {
+            cmax(j) = std::max(cmax(j), a(i, j));
+            cmin(j) = std::min(cmin(j), a(i, j));
+            cprod(j) *= a(i, j);
+        }
+    }
+    for (Eigen::Index i = 0; i < 5; ++i) {
+        rmax(i) = -inf;
+        rmin(i) = inf;
+        rprod(i) = 1;
+        for (Eigen::Index j = 0; j < 4; ++j) {
+            rmax(i) = std::max(rmax(i), a(i, j));
+            rmin(i) = std::min(rmin(i), a(i, j));
+            rprod(i) *= a(i, j);
+        }
+    }
+    expect_close(max0(a), cmax);
+    expect_close(max1(a), rmax);
+    expect_close(min0(a), cmin);
+    expect_close(min1(a), rmin);
+    expect_close(prod0(a), cprod);
+    expect_close(prod1(a), rprod);
+    // Fixed sizes keep their static extents; the reduced one is 1.
+    auto fm = max0(f);
+    static_assert(std::is_same_v<decltype(fm), Eigen::Matrix<double, 1, 4>>);
+    expect_close(fm, f.colwise().maxCoeff().eval());
+    auto fp = prod1(f);
+    static_assert(std::is_same_v<decltype(fp), Eigen::Matrix<double, 3, 1>>);
+    expect_close(fp, f.rowwise().prod().eval());
+    // f32 and i32 keep their dtype.
+    auto mf = min1(af);
+    static_assert(std::is_same_v<decltype(mf)::Scalar, float>);
+    expect_close(mf, af.rowwise().minCoeff().eval(), 1e-6);
+    auto mi = max0(ai);
+    static_assert(std::is_same_v<decltype(mi)::Scalar, std::int32_t>);
+    EXPECT_EQ(mi, ai.colwise().maxCoeff().eval());
+    // x - max(x, axis<1>) broadcasts straight back.
+    expect_close(kiln::jit([](auto const& x) { return x - kiln::max(x, kiln::axis<1>); })(a),
+                 (a.colwise() - rmax).eval());
+}
+
+TEST_F(Reduce, BoolsStayBoolForMaxMinAndCountForProd) {
+    auto any = kiln::jit([](auto const& x) { return kiln::max(x > kiln::c<0.9>); })(a);
+    static_assert(std::is_same_v<decltype(any), bool>);
+    EXPECT_EQ(any, (a.array() > 0.9).any());
+    auto all = kiln::jit([](auto const& x) { return kiln::min(x > kiln::c<-2>); })(a);
+    static_assert(std::is_same_v<decltype(all), bool>);
+    EXPECT_TRUE(all);
+    auto any_cols = kiln::jit([](auto const& x) { return kiln::max(x > kiln::c<0>, kiln::axis<0>); })(a);
+    static_assert(std::is_same_v<decltype(any_cols)::Scalar, bool>);
+    EXPECT_EQ(any_cols, (a.array() > 0).colwise().any().matrix().eval());
+    auto all_rows = kiln::jit([](auto const& x) { return kiln::min(x > kiln::c<-0.5>, kiln::axis<1>); })(a);
+    EXPECT_EQ(all_rows, (a.array() > -0.5).rowwise().all().matrix().eval());
+    auto p = kiln::jit([](auto const& x) { return kiln::prod(x > kiln::c<-2>); })(a);
+    static_assert(std::is_same_v<decltype(p), std::int32_t>);
+    EXPECT_EQ(p, 1);
+}
+
+TEST_F(Reduce, MaxMinPropagateNaNAndEmptyInputsGiveTheIdentity) {
+    MatrixXd n = a;
+    n(2, 1) = std::nan("");
+    EXPECT_TRUE(std::isnan(kiln::jit([](auto const& x) { return kiln::max(x); })(n)));
+    EXPECT_TRUE(std::isnan(kiln::jit([](auto const& x) { return kiln::min(x); })(n)));
+    auto m0 = kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<0>); })(n);
+    EXPECT_TRUE(std::isnan(m0(1)));
+    EXPECT_FALSE(std::isnan(m0(0)) || std::isnan(m0(2)) || std::isnan(m0(3)));
+    auto m1 = kiln::jit([](auto const& x) { return kiln::min(x, kiln::axis<1>); })(n);
+    EXPECT_TRUE(std::isnan(m1(2)));
+    EXPECT_FALSE(std::isnan(m1(1)));
+    // Empty: -inf / +inf (as lax.reduce_max / reduce_min), 1 for prod.
+    MatrixXd e(0, 3);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x); })(e), -inf);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::min(x); })(e), inf);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::prod(x); })(e), 1.0);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<0>); })(e), RowVectorXd::Constant(3, -inf));
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::min(x, kiln::axis<0>, kiln::keepdims<false>); })(e),
+              VectorXd::Constant(3, inf));
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<1>); })(e).size(), 0);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::max(x); })(MatrixXi(0, 2)), std::numeric_limits<int>::lowest());
+}
+
+TEST_F(Reduce, MaxMinProdTextAndCost) {
+    auto f0 = [](auto const& x) { return kiln::max(x, kiln::axis<0>); };
+    auto f1 = [](auto const& x) { return kiln::min(x, kiln::axis<1>); };
+    auto fa = [](auto const& x) { return kiln::prod(x); };
+    EXPECT_EQ(ir_line(f0, 1, a), "%1 = reduce_max[axes=(0,)] %0 : f64[1,4]");
+    EXPECT_EQ(ir_line(f1, 1, ai), "%1 = reduce_min[axes=(1,)] %0 : i32[5,1]");
+    EXPECT_EQ(ir_line(fa, 1, af), "%1 = reduce_prod[axes=(0,1)] %0 : f32[]");
+    EXPECT_EQ(kiln::trace(f0, a).flops(), 20.0);
+    EXPECT_EQ(kiln::trace(fa, f).flops(), 12.0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// keepdims
+// ---------------------------------------------------------------------------------------------------
+
+TEST_F(Reduce, KeepdimsFalseGivesAColumn) {
+    using kiln::axis;
+    using kiln::keepdims;
+    auto s0 = kiln::jit([](auto const& x) { return kiln::sum(x, axis<0>, keepdims<false>); })(a);
+    static_assert(std::is_same_v<decltype(s0), Eigen::Matrix<double, Eigen::Dynamic, 1>>);
+    VectorXd colsum(4);
+    for (Eigen::Index j = 0; j < 4; ++j) colsum(j) = a.col(j).sum();
+    expect_close(s0, colsum);
+    auto s1 = kiln::jit([](auto const& x) { return kiln::sum(x, axis<1>, keepdims<false>); })(a);
+    static_assert(std::is_same_v<decltype(s1), Eigen::Matrix<double, Eigen::Dynamic, 1>>);
+    expect_close(s1, a.rowwise().sum().eval());
+    // keepdims<true> is the default.
+    auto k0 = kiln::jit([](auto const& x) { return kiln::mean(x, axis<0>, keepdims<true>); })(a);
+    static_assert(std::is_same_v<decltype(k0), Eigen::Matrix<double, 1, Eigen::Dynamic>>);
+    expect_close(k0, a.colwise().mean().eval());
+    // Fixed sizes, and every reduction.
+    auto m0 = kiln::jit([](auto const& x) { return kiln::mean(x, axis<0>, keepdims<false>); })(f);
+    static_assert(std::is_same_v<decltype(m0), Eigen::Matrix<double, 4, 1>>);
+    expect_close(m0, f.colwise().mean().transpose().eval());
+    auto x0 = kiln::jit([](auto const& x) { return kiln::max(x, axis<0>, keepdims<false>); })(f);
+    static_assert(std::is_same_v<decltype(x0), Eigen::Matrix<double, 4, 1>>);
+    expect_close(x0, f.colwise().maxCoeff().transpose().eval());
+    auto n1 = kiln::jit([](auto const& x) { return kiln::min(x, axis<1>, keepdims<false>); })(f);
+    static_assert(std::is_same_v<decltype(n1), Eigen::Matrix<double, 3, 1>>);
+    expect_close(n1, f.rowwise().minCoeff().eval());
+    auto p0 = kiln::jit([](auto const& x) { return kiln::prod(x, axis<0>, keepdims<false>); })(ai);
+    static_assert(std::is_same_v<decltype(p0), Eigen::Matrix<std::int32_t, Eigen::Dynamic, 1>>);
+    EXPECT_EQ(p0, ai.colwise().prod().transpose().eval());
+    // A column result broadcasts against a matrix whose rows match: x^T - mean(x, axis<0>, keepdims<false>)
+    auto centred = kiln::jit([](auto const& x) {
+        return kiln::transpose(x) - kiln::mean(x, axis<0>, keepdims<false>);
+    })(a);
+    expect_close(centred, (a.transpose().colwise() - a.colwise().mean().transpose()).eval());
+}
+
+TEST_F(Reduce, KeepdimsText) {
+    using kiln::axis;
+    using kiln::keepdims;
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::sum(x, axis<0>, keepdims<false>); }, 1, a),
+              "%1 = reduce_sum[axes=(0,), keepdims=False] %0 : f64[4,1]");
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::max(x, axis<1>, keepdims<false>); }, 1, a),
+              "%1 = reduce_max[axes=(1,), keepdims=False] %0 : f64[5,1]");
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::mean(x, axis<0>, keepdims<true>); }, 1, a),
+              "%1 = reduce_mean[axes=(0,)] %0 : f64[1,4]");
+    // keepdims<true> is the same node as no keepdims at all.
+    auto both = [](auto const& x) { return kiln::sum(x, axis<1>) + kiln::sum(x, axis<1>, keepdims<true>); };
+    static_assert(decltype(kiln::trace(both, a))::num_nodes() == 3);
+}
+
+}  // namespace
