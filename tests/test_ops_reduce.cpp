@@ -246,4 +246,168 @@ TEST_F(Reduce, KeepdimsText) {
     static_assert(decltype(kiln::trace(both, a))::num_nodes() == 3);
 }
 
+// ---------------------------------------------------------------------------------------------------
+// logsumexp, softmax, log_softmax
+// ---------------------------------------------------------------------------------------------------
+
+// References written the textbook way (no shift) for moderate values, row by row.
+MatrixXd ref_softmax_rows(MatrixXd const& x) {
+    MatrixXd r(x.rows(), x.cols());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        double s = 0;
+        for (Eigen::Index j = 0; j < x.cols(); ++j) s += std::exp(x(i, j));
+        for (Eigen::Index j = 0; j < x.cols(); ++j) r(i, j) = std::exp(x(i, j)) / s;
+    }
+    return r;
+}
+VectorXd ref_logsumexp_rows(MatrixXd const& x) {
+    VectorXd r(x.rows());
+    for (Eigen::Index i = 0; i < x.rows(); ++i) {
+        double s = 0;
+        for (Eigen::Index j = 0; j < x.cols(); ++j) s += std::exp(x(i, j));
+        r(i) = std::log(s);
+    }
+    return r;
+}
+
+TEST_F(Reduce, LogsumexpMatchesTheDefinition) {
+    MatrixXd const x = 3 * a;
+    double s = 0;
+    for (Eigen::Index k = 0; k < x.size(); ++k) s += std::exp(x.data()[k]);
+    EXPECT_NEAR(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(x), std::log(s), 1e-13);
+    auto l1 = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(x);
+    static_assert(std::is_same_v<decltype(l1), VectorXd>);
+    expect_close(l1, ref_logsumexp_rows(x));
+    auto l0 = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<0>); })(x);
+    static_assert(std::is_same_v<decltype(l0), RowVectorXd>);
+    expect_close(l0, ref_logsumexp_rows(x.transpose()).transpose().eval());
+    auto l0c = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<0>, kiln::keepdims<false>); })(x);
+    static_assert(std::is_same_v<decltype(l0c), VectorXd>);
+    expect_close(l0c, ref_logsumexp_rows(x.transpose()));
+    auto l1c = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>, kiln::keepdims<false>); })(x);
+    expect_close(l1c, ref_logsumexp_rows(x));
+    // Fixed sizes, f32, integers (computed as f64), a fused operand, a scalar.
+    auto lf = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<0>); })(f);
+    static_assert(std::is_same_v<decltype(lf), Eigen::Matrix<double, 1, 4>>);
+    expect_close(lf, ref_logsumexp_rows(f.transpose()).transpose().eval());
+    auto l32 = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(af);
+    static_assert(std::is_same_v<decltype(l32), Eigen::VectorXf>);
+    expect_close(l32, ref_logsumexp_rows(af.cast<double>()), 1e-6);
+    auto li = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(ai);
+    static_assert(std::is_same_v<decltype(li), VectorXd>);
+    expect_close(li, ref_logsumexp_rows(ai.cast<double>()));
+    auto lia = kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(ai);
+    static_assert(std::is_same_v<decltype(lia), double>);
+    MatrixXd const aid = ai.cast<double>();
+    EXPECT_NEAR(lia, std::log(aid.array().exp().sum()), 1e-13);
+    auto fused = kiln::jit([](auto const& v) { return kiln::logsumexp(kiln::c<2> * v + kiln::c<1>, kiln::axis<1>); })(x);
+    expect_close(fused, ref_logsumexp_rows((2 * x.array() + 1).matrix()));
+    EXPECT_NEAR(kiln::jit([](auto const& v) { return kiln::logsumexp(kiln::c<2> * v); })(x),
+                std::log((2 * x.array()).exp().sum()), 1e-13);
+    EXPECT_EQ(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(-0.75), -0.75);
+}
+
+TEST_F(Reduce, SoftmaxAndLogSoftmaxMatchTheDefinition) {
+    MatrixXd const x = 3 * a;
+    auto s1 = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(x);
+    static_assert(std::is_same_v<decltype(s1), MatrixXd>);
+    expect_close(s1, ref_softmax_rows(x));
+    auto s0 = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<0>); })(x);
+    expect_close(s0, ref_softmax_rows(x.transpose()).transpose().eval());
+    auto ls1 = kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<1>); })(x);
+    expect_close(ls1, ref_softmax_rows(x).array().log().matrix().eval());
+    auto ls0 = kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<0>); })(x);
+    expect_close(ls0, ref_softmax_rows(x.transpose()).transpose().array().log().matrix().eval());
+    // Fixed sizes keep their type; f32; integers as f64; a fused operand.
+    auto sf = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(f);
+    static_assert(std::is_same_v<decltype(sf), Eigen::Matrix<double, 3, 4>>);
+    expect_close(sf, ref_softmax_rows(f));
+    auto lf = kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<0>); })(f);
+    static_assert(std::is_same_v<decltype(lf), Eigen::Matrix<double, 3, 4>>);
+    expect_close(lf, ref_softmax_rows(f.transpose()).transpose().array().log().matrix().eval());
+    auto s32 = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(af);
+    static_assert(std::is_same_v<decltype(s32), MatrixXf>);
+    expect_close(s32, ref_softmax_rows(af.cast<double>()), 1e-6);
+    auto si = kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<1>); })(ai);
+    static_assert(std::is_same_v<decltype(si), MatrixXd>);
+    expect_close(si, ref_softmax_rows(ai.cast<double>()).array().log().matrix().eval());
+    auto fused = kiln::jit([](auto const& v) { return kiln::softmax(kiln::c<0.5> * v, kiln::axis<0>); })(x);
+    expect_close(fused, ref_softmax_rows(0.5 * x.transpose()).transpose().eval());
+    // Rows sum to 1; a use after softmax fuses as usual.
+    auto rs = kiln::jit([](auto const& v) { return kiln::sum(kiln::softmax(v, kiln::axis<1>), kiln::axis<1>); })(x);
+    expect_close(rs, VectorXd::Ones(5));
+    // Empty inputs: nothing to do, and logsumexp of nothing is -inf.
+    MatrixXd const e(3, 0);
+    EXPECT_EQ(kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(e).size(), 0);
+    EXPECT_EQ(kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(e), VectorXd::Constant(3, -inf));
+    EXPECT_EQ(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(e), -inf);
+}
+
+TEST_F(Reduce, StableForLargeMagnitudesAndInfinities) {
+    double const log2 = std::log(2.0);
+    MatrixXd x(4, 3);
+    x << 1000, 1000, 1000,    //
+        -1000, -1000, -1000,  //
+        1000, 0, -1000,       //
+        -inf, 0, 1;
+    auto lse = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(x);
+    double const log3 = std::log(3.0), l01 = std::log(1 + std::exp(1.0));
+    expect_close(lse, (VectorXd(4) << 1000 + log3, -1000 + log3, 1000, 1 + std::log1p(std::exp(-1.0))).finished());
+    EXPECT_NEAR(lse(3), l01, 1e-15);
+    auto sm = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(x);
+    MatrixXd want(4, 3);
+    want << 1. / 3, 1. / 3, 1. / 3,  //
+        1. / 3, 1. / 3, 1. / 3,      //
+        1, 0, 0,                     //
+        0, 1 / (1 + std::exp(1.0)), std::exp(1.0) / (1 + std::exp(1.0));
+    expect_close(sm, want, 1e-15);
+    EXPECT_EQ(sm(3, 0), 0.0);  // exactly, as in JAX (Eigen's vectorised exp(-inf) is 5.6e-309)
+    EXPECT_EQ(sm(2, 2), 0.0);  // exp(-2000) underflows
+    auto lsm = kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<1>); })(x);
+    MatrixXd lwant(4, 3);
+    lwant << -log3, -log3, -log3,  //
+        -log3, -log3, -log3,       //
+        0, -1000, -2000,           //
+        -inf, -l01, 1 - l01;
+    expect_close(lsm, lwant, 1e-15);
+    // Along axis 0 the same, transposed; and over everything.
+    MatrixXd const xt = x.transpose();
+    expect_close(kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<0>); })(xt), want.transpose().eval(), 1e-15);
+    expect_close(kiln::jit([](auto const& v) { return kiln::log_softmax(v, kiln::axis<0>); })(xt), lwant.transpose().eval(), 1e-15);
+    expect_close(kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<0>); })(xt), lse.transpose().eval());
+    MatrixXd big = MatrixXd::Constant(2, 2, 1000);
+    EXPECT_NEAR(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(big), 1000 + 2 * log2, 1e-12);
+    EXPECT_NEAR(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })((-big).eval()), -1000 + 2 * log2, 1e-12);
+    // As in JAX: a row of -inf has logsumexp -inf (and softmax NaN); +inf gives +inf.
+    MatrixXd ninf(2, 2);
+    ninf << -inf, -inf, inf, 0;
+    auto l = kiln::jit([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); })(ninf);
+    EXPECT_EQ(l(0), -inf);
+    EXPECT_EQ(l(1), inf);
+    EXPECT_EQ(kiln::jit([](auto const& v) { return kiln::logsumexp(v); })(MatrixXd::Constant(2, 2, -inf).eval()), -inf);
+    // f32 too: 100 would overflow exp in f32.
+    Eigen::MatrixXf xf = Eigen::MatrixXf::Constant(2, 3, 100.0f);
+    auto sf = kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(xf);
+    EXPECT_NEAR(sf(1, 2), 1.0f / 3, 1e-7);
+}
+
+TEST_F(Reduce, LogsumexpSoftmaxTextAndCost) {
+    EXPECT_EQ(ir_line([](auto const& v) { return kiln::logsumexp(v); }, 1, a), "%1 = logsumexp[axes=(0,1)] %0 : f64[]");
+    EXPECT_EQ(ir_line([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); }, 1, ai),
+              "%1 = logsumexp[axes=(1,)] %0 : f64[5,1]");
+    EXPECT_EQ(ir_line([](auto const& v) { return kiln::logsumexp(v, kiln::axis<0>, kiln::keepdims<false>); }, 1, af),
+              "%1 = logsumexp[axes=(0,), keepdims=False] %0 : f32[4,1]");
+    EXPECT_EQ(ir_line([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); }, 1, a),
+              "%1 = softmax[axes=(1,)] %0 : f64[5,4]");
+    EXPECT_EQ(ir_line([](auto const& v) { return kiln::log_softmax(v, kiln::axis<0>); }, 1, f),
+              "%1 = log_softmax[axes=(0,)] %0 : f64[3,4]");
+    // 5 x 4 along axis 1: 20 elements, 5 results
+    EXPECT_EQ(kiln::trace([](auto const& v) { return kiln::logsumexp(v, kiln::axis<1>); }, a).flops(), 23.0 * 20 + 21.0 * 5);
+    EXPECT_EQ(kiln::trace([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); }, a).flops(), 24.0 * 20 + 5);
+    EXPECT_EQ(kiln::trace([](auto const& v) { return kiln::log_softmax(v, kiln::axis<0>); }, a).flops(), 24.0 * 20 + 20.0 * 4);
+    // One node each, materialised.
+    using T = decltype(kiln::trace([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); }, a));
+    static_assert(T::num_nodes() == 2 && T::is_materialised(1));
+}
+
 }  // namespace

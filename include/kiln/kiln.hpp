@@ -19,6 +19,8 @@
 #include <kiln/ops/expm1.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
+#include <kiln/ops/log_softmax.hpp>
+#include <kiln/ops/logsumexp.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/max.hpp>
 #include <kiln/ops/maximum.hpp>
@@ -31,6 +33,7 @@
 #include <kiln/ops/rsqrt.hpp>
 #include <kiln/ops/sigmoid.hpp>
 #include <kiln/ops/sin.hpp>
+#include <kiln/ops/softmax.hpp>
 #include <kiln/ops/sqrt.hpp>
 #include <kiln/ops/square.hpp>
 #include <kiln/ops/sub.hpp>

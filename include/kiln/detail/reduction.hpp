@@ -9,9 +9,11 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace kiln {
 
@@ -113,7 +115,88 @@ struct reduction {
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
 };
 
+// Eigen's vectorwise view of a that reduces along Axis (axis 0: one result per column), and the one that
+// applies a vector of such results back to every row (axis 0) or column (axis 1) of a.
+template <int Axis, class A>
+auto reducing(A&& a) {
+    if constexpr (Axis == 0) return a.colwise();
+    else return a.rowwise();
+}
+template <int Axis, class A>
+auto broadcasting(A&& a) {
+    if constexpr (Axis == 0) return a.rowwise();
+    else return a.colwise();
+}
+
+// exp(x), but exactly 0 where x is so negative that exp(x) is at most a subnormal (below -708 in f64,
+// -87 in f32), -inf included. Eigen 3.4's vectorised exp clamps its argument and returns about 5.6e-309
+// (f64) for exp(-inf); softmax of a masked (-inf) entry must be 0, and logsumexp of only -inf entries
+// must be -inf, as in JAX. Vectorised like Eigen's exp, with a compare and a mask per packet; NaN stays
+// NaN.
+template <class T>
+struct exp_or_zero_op {
+    static constexpr T lowest = std::is_same_v<T, float> ? T(-87) : T(-708);
+    T operator()(T x) const { return x < lowest ? T(0) : std::exp(x); }
+    template <class Packet>
+    Packet packetOp(Packet const& x) const {
+        namespace ei = Eigen::internal;
+        return ei::pandnot(ei::pexp(x), ei::pcmp_lt(x, ei::pset1<Packet>(lowest)));
+    }
+};
+
+// Whether an Eigen expression reads memory directly (an argument, a temporary, a block of them), so that
+// reading it twice costs nothing; other expressions (a fused chain, a cast) are evaluated once first.
+template <class A>
+inline constexpr bool direct_access = (int(std::remove_cvref_t<A>::Flags) & Eigen::DirectAccessBit) != 0;
+
+// The rule of primitives that keep their operand's shape and normalise it along an axis (softmax,
+// log_softmax): a floating result (integers are computed as f64), always materialised (they read each
+// vector twice), and a matrix operand.
+template <class Derived, int Axis>
+struct normalisation {
+    static_assert(Axis == 0 || Axis == 1);
+
+    template <class A>
+    struct rule {
+        using scalar = floating_if<true, typename A::scalar>;
+        static constexpr bool weak = A::weak;
+        static constexpr int rank = A::rank;
+        static constexpr long rows = A::rows, cols = A::cols;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool pointwise = false;
+        static constexpr bool always_materialise = true;
+        static constexpr bool checked =
+            raise_if<(A::rank == 0), diagnostic::needs_matrix, Derived, operand_description<A>>::ok;
+    };
+
+    template <class A>
+    static constexpr shape_check shape(extent a) {
+        return {a};
+    }
+
+    static constexpr std::string_view attrs() { return Axis == 0 ? "axes=(0,)" : "axes=(1,)"; }
+
+    // Writes into dst (resized to x's extent) and returns the array to read x from: x itself when it reads
+    // memory directly, else dst holding x's value (evaluated once, so the primitive can read it twice).
+    template <class R, class Dst, class X>
+    static auto source(Dst& dst, extent out, X const& x) {
+        dst.resize(out.rows, out.cols);
+        auto v = as_array(cast_to<R>(x));
+        if constexpr (direct_access<decltype(v)>) {
+            return v;
+        } else {
+            dst.array() = v;
+            return as_array(std::as_const(dst));
+        }
+    }
+};
+
 }  // namespace detail
 }  // namespace kiln
+
+template <class T>
+struct Eigen::internal::functor_traits<kiln::detail::exp_or_zero_op<T>> {
+    enum { Cost = functor_traits<scalar_exp_op<T>>::Cost + 2, PacketAccess = packet_traits<T>::HasExp };
+};
 
 #endif
