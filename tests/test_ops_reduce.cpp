@@ -410,4 +410,197 @@ TEST_F(Reduce, LogsumexpSoftmaxTextAndCost) {
     static_assert(T::num_nodes() == 2 && T::is_materialised(1));
 }
 
+// ---------------------------------------------------------------------------------------------------
+// pow
+// ---------------------------------------------------------------------------------------------------
+
+TEST_F(Reduce, PowWithAScalarExponent) {
+    MatrixXd const pos = (a.array() + 1.5).matrix();
+    MatrixXd want(5, 4);
+    for (Eigen::Index i = 0; i < 5; ++i)
+        for (Eigen::Index j = 0; j < 4; ++j) want(i, j) = std::pow(pos(i, j), 2.5);
+    // A constant exponent, a traced scalar exponent, fixed sizes, f32.
+    expect_close(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<2.5>); })(pos), want);
+    expect_close(kiln::jit([](auto const& x) { return kiln::pow(x, 2.5_k); })(pos), want);
+    expect_close(kiln::jit([](auto const& x, auto const& p) { return kiln::pow(x, p); })(pos, 2.5), want);
+    Eigen::Matrix<double, 3, 4> const fp = (f.array() + 1.5).matrix();
+    auto rf = kiln::jit([](auto const& x, auto const& p) { return kiln::pow(x, p); })(fp, -0.5);
+    static_assert(std::is_same_v<decltype(rf), Eigen::Matrix<double, 3, 4>>);
+    expect_close(rf, fp.array().rsqrt().matrix().eval());
+    MatrixXf const pf = (af.array() + 1.5f).matrix();
+    auto r32 = kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<0.5>); })(pf);  // the literal adopts f32
+    static_assert(std::is_same_v<decltype(r32), MatrixXf>);
+    expect_close(r32, pf.array().sqrt().matrix().eval(), 1e-6);
+    auto r64 = kiln::jit([](auto const& x, auto const& p) { return kiln::pow(x, p); })(pf, 0.5);  // traced f64 wins
+    static_assert(std::is_same_v<decltype(r64), MatrixXd>);
+    // A scalar base with a scalar exponent, and a constant base.
+    EXPECT_DOUBLE_EQ(kiln::jit([](auto const& s, auto const& p) { return kiln::pow(s, p); })(2.0, 10.0), 1024.0);
+    EXPECT_DOUBLE_EQ(kiln::jit([](auto const& p) { return kiln::pow(kiln::c<2.0>, p); })(0.5), std::sqrt(2.0));
+}
+
+TEST_F(Reduce, PowDtypesAsInJax) {
+    MatrixXi b(2, 3);
+    b << 1, 2, 3, -2, 0, 5;
+    // int ** float constant -> f64
+    auto fl = kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<0.5>); })(b.cwiseAbs().eval());
+    static_assert(std::is_same_v<decltype(fl), MatrixXd>);
+    expect_close(fl, b.cwiseAbs().cast<double>().array().sqrt().matrix().eval());
+    // int ** traced int stays int; negative exponents give 0 except for bases 1 and -1 (XLA)
+    auto ii = kiln::jit([](auto const& x, auto const& p) { return kiln::pow(x, p); });
+    auto i3 = ii(b, 3);
+    static_assert(std::is_same_v<decltype(i3), MatrixXi>);
+    MatrixXi cube(2, 3);
+    cube << 1, 8, 27, -8, 0, 125;
+    EXPECT_EQ(i3, cube);
+    MatrixXi neg(1, 4);
+    neg << 1, -1, 2, -3;
+    MatrixXi neg_want(1, 4);
+    neg_want << 1, -1, 0, 0;
+    EXPECT_EQ(ii(neg, -3), neg_want);
+    EXPECT_EQ(ii(neg, 0), MatrixXi::Ones(1, 4));
+    EXPECT_EQ(kiln::jit([](auto const& s, auto const& p) { return kiln::pow(s, p); })(3, 4), 81);
+    // int ** traced double -> f64
+    auto id = ii(b.cwiseAbs().eval(), 1.5);
+    static_assert(std::is_same_v<decltype(id), MatrixXd>);
+    expect_close(id, b.cwiseAbs().cast<double>().array().pow(1.5).matrix().eval());
+}
+
+TEST_F(Reduce, IntegerConstantExponentsAreProducts) {
+    // x ** 2 and x ** 3 are exactly x * x and x * x * x, in every writing of the constant.
+    MatrixXd const sq = (a.array() * a.array()).matrix(), cu = (a.array() * a.array() * a.array()).matrix();
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<2>); })(a), sq);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::pow(x, 2_k); })(a), sq);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::pow(x, std::integral_constant<int, 3>{}); })(a), cu);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<1>); })(a), a);
+    EXPECT_EQ(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<0>); })(a), MatrixXd::Ones(5, 4));
+    expect_close(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<-1>); })(a), a.array().inverse().matrix().eval());
+    expect_close(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<-2>); })(a), sq.array().inverse().matrix().eval());
+    expect_close(kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<5>); })(a), (sq.array() * cu.array()).matrix().eval());
+    // Integers stay integers, f32 stays f32, fixed sizes keep their type; scalars too.
+    auto i5 = kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<5>); })(ai);
+    static_assert(std::is_same_v<decltype(i5), MatrixXi>);
+    EXPECT_EQ(i5, (ai.array() * ai.array() * ai.array() * ai.array() * ai.array()).matrix().eval());
+    auto f2 = kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<2>); })(af);
+    static_assert(std::is_same_v<decltype(f2), MatrixXf>);
+    auto fx = kiln::jit([](auto const& x) { return kiln::pow(x, kiln::c<3>); })(f);
+    static_assert(std::is_same_v<decltype(fx), Eigen::Matrix<double, 3, 4>>);
+    EXPECT_EQ(fx, (f.array() * f.array() * f.array()).matrix().eval());
+    EXPECT_EQ(kiln::jit([](auto const& s) { return kiln::pow(s, kiln::c<3>); })(-2), -8);
+    EXPECT_EQ(kiln::jit([](auto const& s) { return kiln::pow(s, kiln::c<2>); })(1.5), 2.25);
+    EXPECT_EQ(kiln::jit([](auto const& s) { return kiln::pow(s, kiln::c<0>); })(std::nan("")), 1.0);
+}
+
+TEST_F(Reduce, PowTextAndCost) {
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::pow(x, kiln::c<2.5>); }, 2, a), "%2 = pow %0 %1 : f64[5,4]");
+    EXPECT_EQ(ir_line([](auto const& x, auto const& p) { return kiln::pow(x, p); }, 2, ai, 2.0),
+              "%2 = pow %0 %1 : f64[5,4]");
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::pow(x, kiln::c<2>); }, 1, ai), "%1 = integer_pow[y=2] %0 : i32[5,4]");
+    EXPECT_EQ(ir_line([](auto const& x) { return kiln::pow(x, kiln::c<-12>); }, 1, af),
+              "%1 = integer_pow[y=-12] %0 : f32[5,4]");
+    EXPECT_EQ(kiln::trace([](auto const& x) { return kiln::pow(x, kiln::c<2.5>); }, a).flops(), 40.0 * 20);
+    EXPECT_EQ(kiln::trace([](auto const& x) { return kiln::pow(x, kiln::c<2>); }, a).flops(), 20.0);
+    EXPECT_EQ(kiln::trace([](auto const& x) { return kiln::pow(x, kiln::c<3>); }, a).flops(), 40.0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// dot, outer
+// ---------------------------------------------------------------------------------------------------
+
+TEST(ReduceVectors, DotOfEveryOrientation) {
+    VectorXd const u = VectorXd::Random(6), v = VectorXd::Random(6);
+    RowVectorXd const r = v.transpose();
+    double want = 0;
+    for (Eigen::Index k = 0; k < 6; ++k) want += u(k) * v(k);
+    auto dot = kiln::jit([](auto const& x, auto const& y) { return kiln::dot(x, y); });
+    static_assert(std::is_same_v<decltype(dot(u, v)), double>);
+    EXPECT_NEAR(dot(u, v), want, 1e-14);
+    EXPECT_NEAR(dot(u, r), want, 1e-14);
+    EXPECT_NEAR(dot(r, u), want, 1e-14);
+    EXPECT_NEAR(dot(r, r), v.squaredNorm(), 1e-14);
+    // MatrixXd arguments that are vectors at run time, fixed sizes, Maps.
+    MatrixXd const um = u, rm = r;
+    EXPECT_NEAR(dot(um, rm), want, 1e-14);
+    Eigen::Matrix<double, 6, 1> const uf = u;
+    Eigen::Matrix<double, 1, 6> const rf = r;
+    EXPECT_NEAR(dot(uf, rf), want, 1e-14);
+    EXPECT_NEAR(dot(Eigen::Map<VectorXd const>(u.data(), 6), rf), want, 1e-14);
+    // f32, i32, mixed (promoted), and operands that are expressions.
+    Eigen::VectorXf const uf32 = u.cast<float>(), vf32 = v.cast<float>();
+    auto d32 = dot(uf32, vf32);
+    static_assert(std::is_same_v<decltype(d32), float>);
+    EXPECT_NEAR(d32, want, 1e-5);
+    Eigen::VectorXi const i1 = (Eigen::VectorXi(3) << 1, 2, 3).finished(), i2 = (Eigen::VectorXi(3) << 4, -5, 6).finished();
+    auto di = dot(i1, i2);
+    static_assert(std::is_same_v<decltype(di), std::int32_t>);
+    EXPECT_EQ(di, 12);
+    auto mixed = dot(i1, Eigen::Vector3d(0.5, 0.25, 1.0));
+    static_assert(std::is_same_v<decltype(mixed), double>);
+    EXPECT_EQ(mixed, 4.0);
+    EXPECT_NEAR(kiln::jit([](auto const& x, auto const& y) { return kiln::dot(kiln::tanh(x), y + y); })(u, r),
+                2 * u.array().tanh().matrix().dot(v), 1e-14);
+    EXPECT_EQ(dot(VectorXd(0), RowVectorXd(0)), 0.0);
+}
+
+TEST(ReduceVectors, DotShapeErrorsAtRunTime) {
+    auto dot = kiln::jit([](auto const& x, auto const& y) { return kiln::dot(x, y); });
+    VectorXd const u = VectorXd::Ones(5), v = VectorXd::Ones(4);
+    RowVectorXd const r = RowVectorXd::Ones(4);
+    EXPECT_EQ(shape_error_of([&] { dot(u, v); }),
+              "kiln: shape mismatch in dot: argument 1 has shape f64[4,1] but [5,1] was expected "
+              "(%2 = argument 0 f64[5,1], argument 1 f64[4,1])");
+    EXPECT_EQ(shape_error_of([&] { dot(u, r); }),
+              "kiln: shape mismatch in dot: argument 1 has shape f64[1,4] but [1,5] was expected "
+              "(%2 = argument 0 f64[5,1], argument 1 f64[1,4])");
+    MatrixXd const m = MatrixXd::Ones(3, 4);
+    EXPECT_EQ(shape_error_of([&] { dot(m, v); }),
+              "kiln: shape mismatch in dot: argument 0 has shape f64[3,4] but [*,1] was expected "
+              "(%2 = argument 0 f64[3,4], argument 1 f64[4,1])");
+    EXPECT_EQ(shape_error_of([&] { kiln::jit([](auto const& x, auto const& y) { return kiln::outer(x, y); })(u, m); }),
+              "kiln: shape mismatch in outer: argument 1 has shape f64[3,4] but [*,1] was expected "
+              "(%2 = argument 0 f64[5,1], argument 1 f64[3,4])");
+}
+
+TEST(ReduceVectors, OuterOfEveryOrientation) {
+    VectorXd const u = VectorXd::Random(5);
+    RowVectorXd const r = RowVectorXd::Random(3);
+    MatrixXd want(5, 3);
+    for (Eigen::Index i = 0; i < 5; ++i)
+        for (Eigen::Index j = 0; j < 3; ++j) want(i, j) = u(i) * r(j);
+    auto outer = kiln::jit([](auto const& x, auto const& y) { return kiln::outer(x, y); });
+    expect_close(outer(u, r), want);
+    expect_close(outer(u, VectorXd(r.transpose())), want);
+    expect_close(outer(RowVectorXd(u.transpose()), r), want);
+    expect_close(outer(MatrixXd(u), MatrixXd(r)), want);
+    // Fixed sizes give a fixed result; integers stay integers; bools are and-ed.
+    Eigen::Vector3d const uf(1, 2, 3);
+    Eigen::RowVector2d const rf(4, 5);
+    auto of = outer(uf, rf);
+    static_assert(std::is_same_v<decltype(of), Eigen::Matrix<double, 3, 2>>);
+    EXPECT_EQ(of, (Eigen::Matrix<double, 3, 2>() << 4, 5, 8, 10, 12, 15).finished());
+    auto oi = outer(Eigen::Vector2i(2, 3), Eigen::Vector2i(-1, 4));
+    static_assert(std::is_same_v<decltype(oi), Eigen::Matrix<int, 2, 2>>);
+    EXPECT_EQ(oi, (Eigen::Matrix2i() << -2, 8, -3, 12).finished());
+    auto ob = kiln::jit([](auto const& x, auto const& y) { return kiln::outer(x > kiln::c<0>, y > kiln::c<0>); })(
+        Eigen::Vector2d(1, -1), Eigen::Vector2d(-1, 1));
+    static_assert(std::is_same_v<decltype(ob)::Scalar, bool>);
+    EXPECT_EQ(ob, (Eigen::Matrix<bool, 2, 2>() << false, true, false, false).finished());
+    // Fused into its user; a computed operand is materialised first (it is read once per row or column).
+    auto fused = [](auto const& x, auto const& y, auto const& z) { return kiln::outer(kiln::exp(x), y) * z; };
+    MatrixXd const z = MatrixXd::Random(5, 3);
+    expect_close(kiln::jit(fused)(u, r, z), ((u.array().exp().matrix() * r).array() * z.array()).matrix().eval());
+    using T = decltype(kiln::trace(fused, u, r, z));
+    static_assert(T::is_materialised(3) && !T::is_materialised(4) && T::is_materialised(5));
+}
+
+TEST(ReduceVectors, DotOuterTextAndCost) {
+    VectorXd const u = VectorXd::Ones(5);
+    RowVectorXd const r = RowVectorXd::Ones(3);
+    auto dot = [](auto const& x, auto const& y) { return kiln::dot(x, y); };
+    auto outer = [](auto const& x, auto const& y) { return kiln::outer(x, y); };
+    EXPECT_EQ(ir_line(dot, 2, u, u), "%2 = dot %0 %1 : f64[]");
+    EXPECT_EQ(ir_line(outer, 2, u, r), "%2 = outer %0 %1 : f64[5,3]");
+    EXPECT_EQ(kiln::trace(dot, u, u).flops(), 10.0);
+    EXPECT_EQ(kiln::trace(outer, u, r).flops(), 15.0);
+}
+
 }  // namespace

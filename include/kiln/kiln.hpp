@@ -15,6 +15,7 @@
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/cos.hpp>
 #include <kiln/ops/div.hpp>
+#include <kiln/ops/dot.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/expm1.hpp>
 #include <kiln/ops/log.hpp>
@@ -29,6 +30,8 @@
 #include <kiln/ops/minimum.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
+#include <kiln/ops/outer.hpp>
+#include <kiln/ops/pow.hpp>
 #include <kiln/ops/prod.hpp>
 #include <kiln/ops/rsqrt.hpp>
 #include <kiln/ops/sigmoid.hpp>

@@ -115,6 +115,30 @@ struct reduction {
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
 };
 
+// Vectors (dot, outer): a rank-2 operand that can be n x 1 or 1 x n. Statically it may be a vector when one
+// extent is 1 or dynamic; its static length is the other extent (-1 when unknown).
+template <class I>
+constexpr bool maybe_vector() {
+    return I::rank == 2 && (I::rows == 1 || I::cols == 1 || I::rows == dynamic || I::cols == dynamic);
+}
+template <class I>
+constexpr long static_length() {
+    if constexpr (I::rows == 1) return I::cols;
+    else if constexpr (I::cols == 1) return I::rows;
+    else return dynamic;
+}
+constexpr bool is_vector(extent e) { return e.rows == 1 || e.cols == 1; }
+// The shape a vector of length n is expected to have, in the orientation of e.
+constexpr extent like_vector(extent e, long n) { return e.rows == 1 && e.cols != 1 ? extent{1, n} : extent{n, 1}; }
+
+// A vector (any orientation, any Eigen expression) as an Eigen column vector expression, without a copy.
+template <class M>
+auto as_column(M const& m) {
+    if constexpr (M::ColsAtCompileTime == 1) return m.col(0);
+    else if constexpr (M::RowsAtCompileTime == 1) return m.row(0).transpose();
+    else return m.reshaped();
+}
+
 // Eigen's vectorwise view of a that reduces along Axis (axis 0: one result per column), and the one that
 // applies a vector of such results back to every row (axis 0) or column (axis 1) of a.
 template <int Axis, class A>
