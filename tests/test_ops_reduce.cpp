@@ -8,9 +8,17 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <string>
 #include <type_traits>
+#include <vector>
+
+#ifndef KILN_ORACLE_JSON
+#error "KILN_ORACLE_JSON must be the path of shared/oracle/cases.json (tests/CMakeLists.txt defines it)"
+#endif
 
 namespace {
 
@@ -601,6 +609,109 @@ TEST(ReduceVectors, DotOuterTextAndCost) {
     EXPECT_EQ(ir_line(outer, 2, u, r), "%2 = outer %0 %1 : f64[5,3]");
     EXPECT_EQ(kiln::trace(dot, u, u).flops(), 10.0);
     EXPECT_EQ(kiln::trace(outer, u, r).flops(), 15.0);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The oracle's cases that are these primitives (shared/oracle/cases.py, PyTorch float64), within 1e-12
+// relative. tests/test_oracle_forward.cpp mirrors them with exp/log/sum; here they are logsumexp and
+// log_softmax themselves. The reader below knows just enough of cases.json: a case's input's "data"
+// array (row-major) and its "output".
+// ---------------------------------------------------------------------------------------------------
+
+std::string const& oracle_text() {
+    static std::string const text = [] {
+        std::ifstream in(KILN_ORACLE_JSON, std::ios::binary);
+        std::ostringstream s;
+        s << in.rdbuf();
+        return s.str();
+    }();
+    return text;
+}
+
+// The text of case `name` (up to the next case), or "" when missing.
+std::string oracle_case_text(std::string const& name) {
+    std::string const& t = oracle_text();
+    auto const at = t.find("\"" + name + "\": {");
+    if (at == std::string::npos) return "";
+    auto const end = t.find("\"grad\"", at);
+    return t.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+std::vector<double> numbers_after(std::string const& text, std::string const& key) {
+    std::vector<double> out;
+    auto at = text.find(key);
+    if (at == std::string::npos) return out;
+    at = text.find_first_of("[-0123456789", at + key.size());
+    bool const list = text[at] == '[';
+    char const* p = text.c_str() + at + (list ? 1 : 0);
+    for (;;) {
+        char* next = nullptr;
+        double const v = std::strtod(p, &next);
+        if (next == p) break;
+        out.push_back(v);
+        if (!list) break;
+        p = next;
+        while (*p == ',' || *p == ' ' || *p == '\n') ++p;
+    }
+    return out;
+}
+
+MatrixXd oracle_matrix(std::string const& case_text, std::string const& input, long rows, long cols) {
+    auto const from = case_text.find("\"" + input + "\": {");
+    std::vector<double> const d = numbers_after(case_text.substr(from == std::string::npos ? 0 : from), "\"data\":");
+    MatrixXd m(rows, cols);
+    if (from == std::string::npos || static_cast<long>(d.size()) != rows * cols) {
+        ADD_FAILURE() << "oracle input " << input << " missing or of another size in " KILN_ORACLE_JSON;
+        return m.setZero();
+    }
+    for (long i = 0; i < rows; ++i)
+        for (long j = 0; j < cols; ++j) m(i, j) = d[static_cast<std::size_t>(i * cols + j)];
+    return m;
+}
+
+double oracle_output(std::string const& case_text) {
+    std::vector<double> const v = numbers_after(case_text, "\"output\":");
+    if (v.size() != 1) {
+        ADD_FAILURE() << "no output in the oracle case";
+        return std::nan("");
+    }
+    return v[0];
+}
+
+// torch.sum(torch.logsumexp(x, dim=1)), x 6 x 9 in [-3, 3]
+TEST(ReduceOracle, LogsumexpRows) {
+    std::string const c = oracle_case_text("logsumexp_rows");
+    ASSERT_FALSE(c.empty()) << "no case logsumexp_rows in " KILN_ORACLE_JSON;
+    MatrixXd const x = oracle_matrix(c, "x", 6, 9);
+    double const want = oracle_output(c);
+    auto f = [](auto const& v) { return kiln::sum(kiln::logsumexp(v, kiln::axis<1>)); };
+    EXPECT_NEAR(kiln::jit(f)(x), want, 1e-12 * std::abs(want));
+    Eigen::Matrix<double, 6, 9> const xf = x;
+    EXPECT_NEAR(kiln::jit(f)(xf), want, 1e-12 * std::abs(want));
+    auto g = [](auto const& v) { return kiln::sum(kiln::logsumexp(v, kiln::axis<1>, kiln::keepdims<false>)); };
+    EXPECT_NEAR(kiln::jit(g)(x), want, 1e-12 * std::abs(want));
+    // the transpose along axis 0 is the same numbers
+    auto h = [](auto const& v) { return kiln::sum(kiln::logsumexp(kiln::transpose(v), kiln::axis<0>)); };
+    EXPECT_NEAR(kiln::jit(h)(x), want, 1e-12 * std::abs(want));
+}
+
+// torch.mean(-torch.sum(onehot * torch.log_softmax(logits, dim=1), dim=1)), logits and onehot 8 x 4
+TEST(ReduceOracle, SoftmaxXent) {
+    std::string const c = oracle_case_text("softmax_xent");
+    ASSERT_FALSE(c.empty()) << "no case softmax_xent in " KILN_ORACLE_JSON;
+    MatrixXd const logits = oracle_matrix(c, "logits", 8, 4), onehot = oracle_matrix(c, "onehot", 8, 4);
+    double const want = oracle_output(c);
+    auto f = [](auto const& l, auto const& y) {
+        return kiln::mean(-kiln::sum(y * kiln::log_softmax(l, kiln::axis<1>), kiln::axis<1>));
+    };
+    EXPECT_NEAR(kiln::jit(f)(logits, onehot), want, 1e-12 * std::abs(want));
+    Eigen::Matrix<double, 8, 4> const lf = logits;
+    EXPECT_NEAR(kiln::jit(f)(lf, onehot), want, 1e-12 * std::abs(want));
+    // the same through softmax: -log of the picked probability
+    auto g = [](auto const& l, auto const& y) {
+        return kiln::mean(-kiln::log(kiln::sum(y * kiln::softmax(l, kiln::axis<1>), kiln::axis<1>)));
+    };
+    EXPECT_NEAR(kiln::jit(g)(logits, onehot), want, 1e-12 * std::abs(want));
 }
 
 }  // namespace
