@@ -341,6 +341,19 @@ TEST_F(Reduce, SoftmaxAndLogSoftmaxMatchTheDefinition) {
     expect_close(si, ref_softmax_rows(ai.cast<double>()).array().log().matrix().eval());
     auto fused = kiln::jit([](auto const& v) { return kiln::softmax(kiln::c<0.5> * v, kiln::axis<0>); })(x);
     expect_close(fused, ref_softmax_rows(0.5 * x.transpose()).transpose().eval());
+    // Operands in every form: a materialised product (read in place), a transpose (read in place, strided),
+    // a Map and a row-major matrix.
+    MatrixXd const w = MatrixXd::Random(4, 3);
+    expect_close(kiln::jit([](auto const& v, auto const& u) { return kiln::softmax(kiln::matmul(v, u), kiln::axis<1>); })(x, w),
+                 ref_softmax_rows(x * w));
+    expect_close(kiln::jit([](auto const& v) { return kiln::log_softmax(kiln::transpose(v), kiln::axis<0>); })(x),
+                 ref_softmax_rows(x).transpose().array().log().matrix().eval());
+    expect_close(kiln::jit([](auto const& v) { return kiln::logsumexp(kiln::transpose(v), kiln::axis<0>, kiln::keepdims<false>); })(x),
+                 ref_logsumexp_rows(x));
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> const xr = x;
+    expect_close(kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(xr), ref_softmax_rows(x));
+    expect_close(kiln::jit([](auto const& v) { return kiln::softmax(v, kiln::axis<1>); })(Eigen::Map<MatrixXd const>(x.data(), 5, 4)),
+                 ref_softmax_rows(x));
     // Rows sum to 1; a use after softmax fuses as usual.
     auto rs = kiln::jit([](auto const& v) { return kiln::sum(kiln::softmax(v, kiln::axis<1>), kiln::axis<1>); })(x);
     expect_close(rs, VectorXd::Ones(5));
