@@ -58,6 +58,28 @@ struct needs_matrix {
                   "kiln: this primitive needs rank-2 operands (a matrix or a vector), not a scalar");
 };
 
+template <class Primitive, class... Operands>
+struct needs_vector {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: this primitive needs vector operands (n x 1 or 1 x n); the primitive, each operand's "
+                  "argument index and shape are the template arguments of kiln::diagnostic::needs_vector below");
+};
+
+template <class Primitive, class... Operands>
+struct needs_scalar {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: this operand of the primitive must be a scalar (rank 0), e.g. the exponent of pow; the "
+                  "primitive, each operand's argument index and shape are the template arguments of "
+                  "kiln::diagnostic::needs_scalar below");
+};
+
+template <class Primitive, class... Operands>
+struct negative_integer_power {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: an integer cannot be raised to a negative integer power (as in JAX): make the base or the "
+                  "exponent floating-point (kiln::c<-2.0>)");
+};
+
 template <class RuntimeType>
 struct runtime_value_in_graph {
     static_assert(detail::fails<RuntimeType>,

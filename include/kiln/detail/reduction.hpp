@@ -1,16 +1,19 @@
-// The rules shared by reductions (sum, mean, ...): over everything (a rank-0 result), or along one axis.
-// Along an axis the reduced extent stays as 1, as Eigen's colwise()/rowwise() and JAX's keepdims=True
-// do: kiln values are scalars or rows x cols, so sum(x, axis<0>) of an m x n matrix is 1 x n and
-// broadcasts straight back against x.
+// The rules shared by reductions (sum, mean, max, ...): over everything (a rank-0 result), or along one
+// axis. Along an axis the reduced extent stays as 1 by default, as Eigen's colwise()/rowwise() and JAX's
+// keepdims=True do: kiln values are scalars or rows x cols, so sum(x, axis<0>) of an m x n matrix is
+// 1 x n and broadcasts straight back against x. With kiln::keepdims<false> the result is a vector in
+// kiln's vector form, a column: sum(x, axis<0>, keepdims<false>) is n x 1 (along axis<1>, m x 1 either way).
 #ifndef KILN_DETAIL_REDUCTION_HPP
 #define KILN_DETAIL_REDUCTION_HPP
 
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace kiln {
 
@@ -24,22 +27,40 @@ struct axis_t {
 template <int Axis>
 inline constexpr axis_t<Axis> axis{};
 
+// Whether a reduction along an axis keeps the reduced axis with extent 1 (the default, true), or returns
+// the result as a column (false): sum(x, kiln::axis<0>, kiln::keepdims<false>).
+template <bool Keep>
+struct keepdims_t {
+    static constexpr bool value = Keep;
+};
+template <bool Keep>
+inline constexpr keepdims_t<Keep> keepdims{};
+
 namespace detail {
 
 inline constexpr int all_axes = -1;
 
-// Derived supplies name, floating (whether integers are reduced as f64), all(v) and along(vectorwise).
-template <class Derived, int Axis>
+// The dtype a reduction computes and returns: f64 for integers when the reduction needs a floating
+// result (mean), bool kept when the reduction is closed on bools (max and min are JAX's any and all),
+// else bools counted as i32 (as JAX sums them).
+template <class Derived, class T>
+constexpr auto reduction_scalar() {
+    if constexpr (std::is_same_v<T, bool> && requires { requires Derived::keeps_bool; }) return T{};
+    else return floating_if<Derived::floating, std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>{};
+}
+
+// Derived supplies name, floating (whether integers are reduced as f64), all(v) and along(vectorwise),
+// optionally keeps_bool (see above) and identity<T>() (the value of an empty reduction, for reductions
+// Eigen does not define on empty inputs: max, min).
+template <class Derived, int Axis, bool KeepDims = true>
 struct reduction {
     template <class A>
     struct rule {
-        // Integers are averaged as f64; booleans are counted as i32 (as JAX sums them).
-        using scalar = floating_if<Derived::floating, std::conditional_t<std::is_same_v<typename A::scalar, bool>,
-                                                                         std::int32_t, typename A::scalar>>;
+        using scalar = decltype(reduction_scalar<Derived, typename A::scalar>());
         static constexpr bool weak = A::weak;
         static constexpr int rank = Axis == all_axes ? 0 : A::rank;
-        static constexpr long rows = Axis == all_axes || Axis == 0 ? 1 : A::rows;
-        static constexpr long cols = Axis == all_axes || Axis == 1 ? 1 : A::cols;
+        static constexpr long rows = Axis == all_axes ? 1 : Axis == 1 ? A::rows : KeepDims ? 1 : A::cols;
+        static constexpr long cols = Axis == all_axes || Axis == 1 || !KeepDims ? 1 : A::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool pointwise = false;
         static constexpr bool always_materialise = A::rank != 0;  // a reduction reads its input once, here
@@ -50,7 +71,7 @@ struct reduction {
     template <class A>
     static constexpr shape_check shape(extent a) {
         if constexpr (Axis == all_axes) return {extent{1, 1}};
-        else if constexpr (Axis == 0) return {extent{1, a.cols}};
+        else if constexpr (Axis == 0) return {KeepDims ? extent{1, a.cols} : extent{a.cols, 1}};
         else return {extent{a.rows, 1}};
     }
 
@@ -61,22 +82,145 @@ struct reduction {
             return static_cast<R>(x);
         } else {
             auto v = as_array(cast_to<R>(x));
-            if constexpr (Axis == all_axes) return Derived::all(v);
-            else if constexpr (Axis == 0) return Derived::along(v.colwise());
-            else return Derived::along(v.rowwise());
+            if constexpr (Axis == all_axes) {
+                if constexpr (requires { Derived::template identity<R>(); })
+                    if (v.size() == 0) return Derived::template identity<R>();
+                return static_cast<R>(Derived::all(v));
+            } else if constexpr (Axis == 0 && KeepDims) {
+                return Derived::along(v.colwise());
+            } else if constexpr (Axis == 0) {
+                return Derived::along(v.colwise()).transpose();
+            } else {
+                return Derived::along(v.rowwise());
+            }
         }
+    }
+
+    // Along an axis of an empty input, reductions without an Eigen identity (max, min) fill in their own.
+    template <class A, class Dst, class X>
+        requires(Axis != all_axes && A::rank == 2 && requires { Derived::template identity<typename rule<A>::scalar>(); })
+    static void assign(Dst& dst, extent out, X const& x) {
+        dst.resize(out.rows, out.cols);
+        bool const empty = Axis == 0 ? x.rows() == 0 : x.cols() == 0;
+        if (empty) dst.setConstant(Derived::template identity<typename rule<A>::scalar>());
+        else dst.array() = as_array(reduction::lower<A>(out, x));
     }
 
     static constexpr std::string_view attrs() {
         if constexpr (Axis == all_axes) return "axes=(0,1)";
-        else if constexpr (Axis == 0) return "axes=(0,)";
-        else return "axes=(1,)";
+        else if constexpr (Axis == 0) return KeepDims ? "axes=(0,)" : "axes=(0,), keepdims=False";
+        else return KeepDims ? "axes=(1,)" : "axes=(1,), keepdims=False";
     }
 
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
 };
 
+// Vectors (dot, outer): a rank-2 operand that can be n x 1 or 1 x n. Statically it may be a vector when one
+// extent is 1 or dynamic; its static length is the other extent (-1 when unknown).
+template <class I>
+constexpr bool maybe_vector() {
+    return I::rank == 2 && (I::rows == 1 || I::cols == 1 || I::rows == dynamic || I::cols == dynamic);
+}
+template <class I>
+constexpr long static_length() {
+    if constexpr (I::rows == 1) return I::cols;
+    else if constexpr (I::cols == 1) return I::rows;
+    else return dynamic;
+}
+constexpr bool is_vector(extent e) { return e.rows == 1 || e.cols == 1; }
+// The shape a vector of length n is expected to have, in the orientation of e.
+constexpr extent like_vector(extent e, long n) { return e.rows == 1 && e.cols != 1 ? extent{1, n} : extent{n, 1}; }
+
+// A vector (any orientation, any Eigen expression) as an Eigen column vector expression, without a copy.
+template <class M>
+auto as_column(M const& m) {
+    if constexpr (M::ColsAtCompileTime == 1) return m.col(0);
+    else if constexpr (M::RowsAtCompileTime == 1) return m.row(0).transpose();
+    else return m.reshaped();
+}
+
+// Eigen's vectorwise view of a that reduces along Axis (axis 0: one result per column), and the one that
+// applies a vector of such results back to every row (axis 0) or column (axis 1) of a.
+template <int Axis, class A>
+auto reducing(A&& a) {
+    if constexpr (Axis == 0) return a.colwise();
+    else return a.rowwise();
+}
+template <int Axis, class A>
+auto broadcasting(A&& a) {
+    if constexpr (Axis == 0) return a.rowwise();
+    else return a.colwise();
+}
+
+// exp(x), but exactly 0 where x is so negative that exp(x) is at most a subnormal (below -708 in f64,
+// -87 in f32), -inf included. Eigen 3.4's vectorised exp clamps its argument and returns about 5.6e-309
+// (f64) for exp(-inf); softmax of a masked (-inf) entry must be 0, and logsumexp of only -inf entries
+// must be -inf, as in JAX. Vectorised like Eigen's exp, with a compare and a mask per packet; NaN stays
+// NaN.
+template <class T>
+struct exp_or_zero_op {
+    static constexpr T lowest = std::is_same_v<T, float> ? T(-87) : T(-708);
+    T operator()(T x) const { return x < lowest ? T(0) : std::exp(x); }
+    template <class Packet>
+    Packet packetOp(Packet const& x) const {
+        namespace ei = Eigen::internal;
+        return ei::pandnot(ei::pexp(x), ei::pcmp_lt(x, ei::pset1<Packet>(lowest)));
+    }
+};
+
+// Whether an Eigen expression reads memory directly (an argument, a temporary, a block of them), so that
+// reading it twice costs nothing; other expressions (a fused chain, a cast) are evaluated once first.
+template <class A>
+inline constexpr bool direct_access = (int(std::remove_cvref_t<A>::Flags) & Eigen::DirectAccessBit) != 0;
+
+// The rule of primitives that keep their operand's shape and normalise it along an axis (softmax,
+// log_softmax): a floating result (integers are computed as f64), always materialised (they read each
+// vector twice), and a matrix operand.
+template <class Derived, int Axis>
+struct normalisation {
+    static_assert(Axis == 0 || Axis == 1);
+
+    template <class A>
+    struct rule {
+        using scalar = floating_if<true, typename A::scalar>;
+        static constexpr bool weak = A::weak;
+        static constexpr int rank = A::rank;
+        static constexpr long rows = A::rows, cols = A::cols;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool pointwise = false;
+        static constexpr bool always_materialise = true;
+        static constexpr bool checked =
+            raise_if<(A::rank == 0), diagnostic::needs_matrix, Derived, operand_description<A>>::ok;
+    };
+
+    template <class A>
+    static constexpr shape_check shape(extent a) {
+        return {a};
+    }
+
+    static constexpr std::string_view attrs() { return Axis == 0 ? "axes=(0,)" : "axes=(1,)"; }
+
+    // Writes into dst (resized to x's extent) and returns the array to read x from: x itself when it reads
+    // memory directly, else dst holding x's value (evaluated once, so the primitive can read it twice).
+    template <class R, class Dst, class X>
+    static auto source(Dst& dst, extent out, X const& x) {
+        dst.resize(out.rows, out.cols);
+        auto v = as_array(cast_to<R>(x));
+        if constexpr (direct_access<decltype(v)>) {
+            return v;
+        } else {
+            dst.array() = v;
+            return as_array(std::as_const(dst));
+        }
+    }
+};
+
 }  // namespace detail
 }  // namespace kiln
+
+template <class T>
+struct Eigen::internal::functor_traits<kiln::detail::exp_or_zero_op<T>> {
+    enum { Cost = functor_traits<scalar_exp_op<T>>::Cost + 2, PacketAccess = packet_traits<T>::HasExp };
+};
 
 #endif

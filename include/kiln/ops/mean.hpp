@@ -1,4 +1,5 @@
-// mean: the mean of all elements (a scalar), or along an axis: mean(x, kiln::axis<0>) is 1 x cols.
+// mean: the mean of all elements (a scalar), or along an axis: mean(x, kiln::axis<0>) is 1 x cols;
+// with kiln::keepdims<false> as a third argument, a cols x 1 column.
 // Integer operands are averaged as f64.
 #ifndef KILN_OPS_MEAN_HPP
 #define KILN_OPS_MEAN_HPP
@@ -8,8 +9,8 @@
 
 namespace kiln {
 namespace ops {
-template <int Axis>
-struct mean_p : detail::reduction<mean_p<Axis>, Axis> {
+template <int Axis, bool KeepDims = true>
+struct mean_p : detail::reduction<mean_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_mean";
     static constexpr bool floating = true;
     static auto all(auto const& v) { return v.mean(); }
@@ -24,6 +25,10 @@ constexpr auto mean(X const&) {
 template <traced_value X, int Axis>
 constexpr auto mean(X const&, axis_t<Axis>) {
     return detail::make_node<ops::mean_p<Axis>, X>();
+}
+template <traced_value X, int Axis, bool Keep>
+constexpr auto mean(X const&, axis_t<Axis>, keepdims_t<Keep>) {
+    return detail::make_node<ops::mean_p<Axis, Keep>, X>();
 }
 }  // namespace kiln
 

@@ -1,4 +1,5 @@
-// sum: the sum of all elements (a scalar), or along an axis: sum(x, kiln::axis<0>) is 1 x cols.
+// sum: the sum of all elements (a scalar), or along an axis: sum(x, kiln::axis<0>) is 1 x cols;
+// with kiln::keepdims<false> as a third argument, a cols x 1 column.
 #ifndef KILN_OPS_SUM_HPP
 #define KILN_OPS_SUM_HPP
 
@@ -7,8 +8,8 @@
 
 namespace kiln {
 namespace ops {
-template <int Axis>
-struct sum_p : detail::reduction<sum_p<Axis>, Axis> {
+template <int Axis, bool KeepDims = true>
+struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_sum";
     static constexpr bool floating = false;
     static auto all(auto const& v) { return v.sum(); }
@@ -23,6 +24,10 @@ constexpr auto sum(X const&) {
 template <traced_value X, int Axis>
 constexpr auto sum(X const&, axis_t<Axis>) {
     return detail::make_node<ops::sum_p<Axis>, X>();
+}
+template <traced_value X, int Axis, bool Keep>
+constexpr auto sum(X const&, axis_t<Axis>, keepdims_t<Keep>) {
+    return detail::make_node<ops::sum_p<Axis, Keep>, X>();
 }
 }  // namespace kiln
 

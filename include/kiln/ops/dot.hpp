@@ -1,0 +1,75 @@
+// dot(a, b): the inner product of two vectors of the same length, each n x 1 or 1 x n (either
+// orientation, independently): a scalar. The dtype is the operands' promoted one (bools are counted as
+// i32, as sum counts them). Operands that cannot be vectors, or fixed lengths that differ, are kiln:
+// compile-time errors; dynamic ones are checked at run time (kiln::shape_error).
+#ifndef KILN_OPS_DOT_HPP
+#define KILN_OPS_DOT_HPP
+
+#include <kiln/detail/eigen.hpp>
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+struct dot_p {
+    static constexpr std::string_view name = "dot";
+
+    template <class A, class B>
+    static constexpr detail::shape_check shape(detail::extent a, detail::extent b) {
+        detail::shape_check r{};
+        if (!detail::is_vector(a)) {
+            r.bad_operand = 0;
+            r.expected = {detail::dynamic, 1};
+        } else if (!detail::is_vector(b)) {
+            r.bad_operand = 1;
+            r.expected = {detail::dynamic, 1};
+        } else if (a.rows * a.cols != b.rows * b.cols) {
+            r.bad_operand = 1;
+            r.expected = detail::like_vector(b, a.rows * a.cols);
+        }
+        return r;
+    }
+
+    template <class A, class B>
+    struct rule {
+        using promoted = typename detail::promote<typename A::scalar, A::weak, typename B::scalar, B::weak>::type;
+        using scalar = std::conditional_t<std::is_same_v<promoted, bool>, std::int32_t, promoted>;
+        static constexpr bool weak = false;
+        static constexpr int rank = 0;
+        static constexpr long rows = 1, cols = 1;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialise = true;
+        static constexpr bool pointwise = false;
+        static constexpr long la = detail::static_length<A>(), lb = detail::static_length<B>();
+        static constexpr bool checked =
+            std::conditional_t<(!detail::maybe_vector<A>() || !detail::maybe_vector<B>()),
+                               detail::raise_if<true, diagnostic::needs_vector, dot_p, detail::operand_description<A>,
+                                                detail::operand_description<B>>,
+                               detail::raise_if<(la >= 0 && lb >= 0 && la != lb), diagnostic::incompatible_shapes, dot_p,
+                                                detail::operand_description<A>, detail::operand_description<B>>>::ok;
+    };
+
+    template <class A, class B, class X, class Y>
+    static auto lower(detail::extent, X const& x, Y const& y) {
+        using R = typename rule<A, B>::scalar;
+        return detail::as_column(detail::as_matrix(detail::cast_to<R>(x)))
+            .dot(detail::as_column(detail::as_matrix(detail::cast_to<R>(y))));
+    }
+
+    static constexpr double flops(detail::extent, detail::extent a, detail::extent) {
+        return 2.0 * static_cast<double>(a.rows * a.cols);
+    }
+};
+}  // namespace ops
+
+template <traced_value A, traced_value B>
+constexpr auto dot(A const&, B const&) {
+    return detail::make_node<ops::dot_p, A, B>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,46 @@
+// log_softmax(x, kiln::axis<A>): x - logsumexp(x, axis<A>), the shape of x, computed stably as JAX does:
+// with m the largest element along the axis, (x - m) - log(sum(exp(x - m))), so large entries neither
+// overflow nor lose their digits, and -inf entries stay -inf. Integers are computed as f64.
+#ifndef KILN_OPS_LOG_SOFTMAX_HPP
+#define KILN_OPS_LOG_SOFTMAX_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+template <int Axis>
+struct log_softmax_p : detail::normalisation<log_softmax_p<Axis>, Axis> {
+    static constexpr std::string_view name = "log_softmax";
+
+    // One pass for the maxima, one for log(sum(exp(x - m))), one writing (x - m) - that: x is read three
+    // times and the result written once.
+    template <class A, class Dst, class X>
+    static void assign(Dst& dst, detail::extent out, X const& x) {
+        using T = typename log_softmax_p::template rule<A>::scalar;
+        auto const src = log_softmax_p::template source<T>(dst, out, x);
+        if (dst.size() == 0) return;
+        using Vec = std::conditional_t<Axis == 0, Eigen::Array<T, 1, Eigen::Dynamic>, Eigen::Array<T, Eigen::Dynamic, 1>>;
+        Vec const m = detail::reducing<Axis>(src).maxCoeff();
+        Vec const lse =
+            detail::reducing<Axis>((detail::broadcasting<Axis>(src) - m).unaryExpr(detail::exp_or_zero_op<T>{})).sum().log();
+        dst.array() = detail::broadcasting<Axis>(detail::broadcasting<Axis>(src) - m) - lse;  // JAX's rounding
+    }
+
+    // max, subtract, exp, add, subtract per element; a log per vector
+    static constexpr double flops(detail::extent out, detail::extent a) {
+        return 24.0 * static_cast<double>(a.rows * a.cols) + 20.0 * static_cast<double>(Axis == 0 ? out.cols : out.rows);
+    }
+};
+}  // namespace ops
+
+template <traced_value X, int Axis>
+constexpr auto log_softmax(X const&, axis_t<Axis>) {
+    return detail::make_node<ops::log_softmax_p<Axis>, X>();
+}
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,98 @@
+// logsumexp: log(sum(exp(x))) over all elements (a scalar), or along an axis (keeping the reduced axis
+// with extent 1, or a column with kiln::keepdims<false>), computed stably: with m the largest element
+// (taken as 0 when it is infinite, as JAX does), m + log(sum(exp(x - m))), so 1000 and -1000 neither
+// overflow nor vanish, and -inf entries simply add nothing. Integers are computed as f64.
+#ifndef KILN_OPS_LOGSUMEXP_HPP
+#define KILN_OPS_LOGSUMEXP_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+#include <cmath>
+#include <limits>
+
+namespace kiln {
+namespace ops {
+template <int Axis, bool KeepDims = true>
+struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDims> {
+    static constexpr std::string_view name = "logsumexp";
+    static constexpr bool floating = true;
+
+    template <class T>
+    static constexpr T identity() {  // of an empty input: log(0)
+        return -std::numeric_limits<T>::infinity();
+    }
+
+    // The shift: the largest element, or 0 when that is infinite (all -inf: the result is -inf; a +inf:
+    // the result is +inf; either way x - m would be NaN) or NaN (the result is NaN anyway).
+    template <class T>
+    static T shift(T m) {
+        return std::isfinite(m) ? m : T(0);
+    }
+
+    // Over everything (the reduction calls this with a non-empty array).
+    template <class V>
+    static auto all(V const& v) {
+        using T = typename V::Scalar;
+        if constexpr (detail::direct_access<V>) {
+            T const m = shift(v.maxCoeff());
+            return m + std::log((v - m).unaryExpr(detail::exp_or_zero_op<T>{}).sum());
+        } else {
+            Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic> const e = v;  // read twice: evaluate once
+            return all(e);
+        }
+    }
+
+    // Along an axis: the vector of shifts once, then one pass of exp and sum.
+    template <class A, class Dst, class X>
+        requires(Axis != detail::all_axes && A::rank == 2)
+    static void assign(Dst& dst, detail::extent out, X const& x) {
+        using T = typename logsumexp_p::template rule<A>::scalar;
+        dst.resize(out.rows, out.cols);
+        auto const v = detail::as_array(detail::cast_to<T>(x));
+        if (dst.size() == 0) return;
+        if ((Axis == 0 ? v.rows() : v.cols()) == 0) {
+            dst.setConstant(identity<T>());
+            return;
+        }
+        if constexpr (!detail::direct_access<decltype(v)>) {
+            Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic> const e = v;
+            along_axis(dst, e);
+        } else {
+            along_axis(dst, v);
+        }
+    }
+
+    template <class Dst, class V>
+    static void along_axis(Dst& dst, V const& v) {
+        using T = typename V::Scalar;
+        using Vec = std::conditional_t<Axis == 0, Eigen::Array<T, 1, Eigen::Dynamic>, Eigen::Array<T, Eigen::Dynamic, 1>>;
+        Vec m = detail::reducing<Axis>(v).maxCoeff();  // vectorised; a unaryExpr here would not be
+        for (Eigen::Index k = 0; k < m.size(); ++k) m(k) = shift(m(k));
+        auto const lse = m + detail::reducing<Axis>((detail::broadcasting<Axis>(v) - m).unaryExpr(detail::exp_or_zero_op<T>{})).sum().log();
+        if constexpr (Axis == 0 && !KeepDims) dst.array() = lse.transpose();
+        else dst.array() = lse;
+    }
+
+    // max, subtract, exp, add per element; a log and an add per result
+    static constexpr double flops(detail::extent out, detail::extent a) {
+        return 23.0 * static_cast<double>(a.rows * a.cols) + 21.0 * static_cast<double>(out.rows * out.cols);
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto logsumexp(X const&) {
+    return detail::make_node<ops::logsumexp_p<detail::all_axes>, X>();
+}
+template <traced_value X, int Axis>
+constexpr auto logsumexp(X const&, axis_t<Axis>) {
+    return detail::make_node<ops::logsumexp_p<Axis>, X>();
+}
+template <traced_value X, int Axis, bool Keep>
+constexpr auto logsumexp(X const&, axis_t<Axis>, keepdims_t<Keep>) {
+    return detail::make_node<ops::logsumexp_p<Axis, Keep>, X>();
+}
+}  // namespace kiln
+
+#endif

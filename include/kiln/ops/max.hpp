@@ -1,0 +1,54 @@
+// max: the largest of all elements (a scalar), or along an axis: max(x, kiln::axis<0>) is 1 x cols; with
+// kiln::keepdims<false> as a third argument, a cols x 1 column. Bools stay bool (any);
+// NaN propagates; an empty reduction is -inf (the lowest integer, false).
+#ifndef KILN_OPS_MAX_HPP
+#define KILN_OPS_MAX_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+#include <limits>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+template <int Axis, bool KeepDims = true>
+struct max_p : detail::reduction<max_p<Axis, KeepDims>, Axis, KeepDims> {
+    static constexpr std::string_view name = "reduce_max";
+    static constexpr bool floating = false;
+    static constexpr bool keeps_bool = true;  // any of bools, as JAX's max of bools
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction, as lax.reduce_max
+        if constexpr (std::is_same_v<T, bool>) return false;
+        else if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+        else return std::numeric_limits<T>::lowest();
+    }
+    // NaN propagates, as in JAX and NumPy (Eigen's default leaves it unspecified).
+    static auto all(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return v.any();
+        else return v.template maxCoeff<Eigen::PropagateNaN>();
+    }
+    static auto along(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return v.any();
+        else return v.redux(Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto max(X const&) {
+    return detail::make_node<ops::max_p<detail::all_axes>, X>();
+}
+template <traced_value X, int Axis>
+constexpr auto max(X const&, axis_t<Axis>) {
+    return detail::make_node<ops::max_p<Axis>, X>();
+}
+template <traced_value X, int Axis, bool Keep>
+constexpr auto max(X const&, axis_t<Axis>, keepdims_t<Keep>) {
+    return detail::make_node<ops::max_p<Axis, Keep>, X>();
+}
+}  // namespace kiln
+
+#endif

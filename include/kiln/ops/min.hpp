@@ -1,0 +1,54 @@
+// min: the smallest of all elements (a scalar), or along an axis: min(x, kiln::axis<0>) is 1 x cols; with
+// kiln::keepdims<false> as a third argument, a cols x 1 column. Bools stay bool (all);
+// NaN propagates; an empty reduction is +inf (the largest integer, true).
+#ifndef KILN_OPS_MIN_HPP
+#define KILN_OPS_MIN_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/reduction.hpp>
+
+#include <limits>
+#include <type_traits>
+
+namespace kiln {
+namespace ops {
+template <int Axis, bool KeepDims = true>
+struct min_p : detail::reduction<min_p<Axis, KeepDims>, Axis, KeepDims> {
+    static constexpr std::string_view name = "reduce_min";
+    static constexpr bool floating = false;
+    static constexpr bool keeps_bool = true;  // all of bools, as JAX's min of bools
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction, as lax.reduce_min
+        if constexpr (std::is_same_v<T, bool>) return true;
+        else if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+        else return std::numeric_limits<T>::max();
+    }
+    // NaN propagates, as in JAX and NumPy (Eigen's default leaves it unspecified).
+    static auto all(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return v.all();
+        else return v.template minCoeff<Eigen::PropagateNaN>();
+    }
+    static auto along(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return v.all();
+        else return v.redux(Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
+    }
+};
+}  // namespace ops
+
+template <traced_value X>
+constexpr auto min(X const&) {
+    return detail::make_node<ops::min_p<detail::all_axes>, X>();
+}
+template <traced_value X, int Axis>
+constexpr auto min(X const&, axis_t<Axis>) {
+    return detail::make_node<ops::min_p<Axis>, X>();
+}
+template <traced_value X, int Axis, bool Keep>
+constexpr auto min(X const&, axis_t<Axis>, keepdims_t<Keep>) {
+    return detail::make_node<ops::min_p<Axis, Keep>, X>();
+}
+}  // namespace kiln
+
+#endif

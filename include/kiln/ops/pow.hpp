@@ -1,0 +1,159 @@
+// pow(x, p): x to the power p, elementwise, for a scalar exponent p: a traced rank-0 value or a
+// compile-time constant. dtypes as in JAX: the operands promote (an integer base with a floating
+// exponent computes in the float; int ** int stays int, and an integer to a negative traced integer
+// power is 0 unless the base is 1 or -1, as in XLA); bools are rejected.
+// A compile-time integer exponent (kiln::c<2>, 2_k, std::integral_constant<int, 3>) is JAX's
+// integer_pow instead: an exact product for 2 and 3 (x*x, x*x*x), keeping x's dtype; a negative one is
+// rejected for integers.
+#ifndef KILN_OPS_POW_HPP
+#define KILN_OPS_POW_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cmath>
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace kiln {
+namespace detail {
+// x ** y for integers, by squaring; a negative y gives 1 / x ** -y truncated, as XLA does.
+template <class T>
+constexpr T integer_power(T x, T y) {
+    if (y < 0) return x == 1 ? T(1) : x == -1 ? (y % 2 == 0 ? T(1) : T(-1)) : T(0);
+    T r = 1;
+    while (y > 0) {
+        if (y & 1) r *= x;
+        y >>= 1;
+        if (y > 0) x *= x;
+    }
+    return r;
+}
+
+// "y=<n>": the attribute text of integer_pow, built at compile time.
+struct exponent_text {
+    char chars[16]{};
+    std::size_t size = 0;
+    constexpr std::string_view view() const { return {chars, size}; }
+};
+constexpr exponent_text make_exponent_text(long long n) {
+    exponent_text t{};
+    char digits[12]{};
+    int k = 0;
+    long long v = n < 0 ? -n : n;
+    do digits[k++] = static_cast<char>('0' + v % 10);
+    while ((v /= 10) > 0);
+    t.chars[t.size++] = 'y';
+    t.chars[t.size++] = '=';
+    if (n < 0) t.chars[t.size++] = '-';
+    while (k > 0) t.chars[t.size++] = digits[--k];
+    return t;
+}
+template <int N>
+inline constexpr exponent_text exponent_attr = make_exponent_text(N);
+}  // namespace detail
+
+namespace ops {
+struct pow_p : detail::elementwise_binary<pow_p> {
+    static constexpr std::string_view name = "pow";
+    static constexpr double cost = 40;  // a log, a multiply and an exp, roughly
+    static constexpr bool comparison = false;
+    static constexpr bool floating = false;
+
+    // The elementwise rule with the exponent as a scalar; a matrix exponent and bools are rejected.
+    template <class A, class B>
+    struct rule : detail::elementwise_binary<pow_p>::rule<A, detail::meta<typename B::scalar, 0, 1, 1, B::weak>> {
+        static constexpr bool checked = std::conditional_t<
+            (B::rank != 0),
+            detail::raise_if<true, diagnostic::needs_scalar, pow_p, detail::operand_description<A>,
+                             detail::operand_description<B>>,
+            detail::raise_if<(std::is_same_v<typename A::scalar, bool> || std::is_same_v<typename B::scalar, bool>),
+                             diagnostic::wrong_dtype, pow_p, detail::operand_description<A>,
+                             detail::operand_description<B>>>::ok;
+    };
+
+    template <class X, class P>
+    static auto apply(X const& x, P const& p) {
+        if constexpr (std::is_arithmetic_v<X>) {
+            if constexpr (std::is_integral_v<X>) return detail::integer_power(x, p);
+            else return std::pow(x, p);
+        } else if constexpr (std::is_integral_v<P>) {
+            return x.unaryExpr([p](P e) { return detail::integer_power(e, p); });
+        } else {
+            return x.pow(p);  // Eigen's vectorised pow
+        }
+    }
+};
+
+template <int N>
+struct integer_pow_p : detail::elementwise_unary<integer_pow_p<N>> {
+    static constexpr std::string_view name = "integer_pow";
+    static constexpr bool floating = false;
+    static constexpr double cost = N == 0 || N == 1 ? 0 : N == 2 || N == -1 ? 1 : N == 3 || N == -2 ? 2 : 40;
+
+    template <class A>
+    struct rule : detail::elementwise_unary<integer_pow_p>::template rule<A> {
+        static constexpr bool checked = std::conditional_t<
+            std::is_same_v<typename A::scalar, bool>,
+            detail::raise_if<true, diagnostic::wrong_dtype, integer_pow_p, detail::operand_description<A>>,
+            detail::raise_if<(N < 0 && std::is_integral_v<typename A::scalar>), diagnostic::negative_integer_power,
+                             integer_pow_p, detail::operand_description<A>>>::ok;
+    };
+
+    static constexpr std::string_view attrs() { return detail::exponent_attr<N>.view(); }
+
+    template <class X>
+    static auto apply(X const& x) {
+        if constexpr (std::is_arithmetic_v<X>) {
+            if constexpr (std::is_integral_v<X>) return detail::integer_power(x, X(N));
+            else return N == 2 ? x * x : N == 3 ? x * x * x : N == -1 ? 1 / x : std::pow(x, X(N));
+        } else {
+            using T = typename X::Scalar;
+            if constexpr (N == 0) return x.unaryExpr([](T) { return T(1); });  // 1 even for NaN, as JAX
+            else if constexpr (N == 1) return x;
+            else if constexpr (N == 2) return x.square();
+            else if constexpr (N == 3) return x.cube();
+            else if constexpr (N == -1) return x.inverse();
+            else if constexpr (N == -2) return x.square().inverse();
+            else if constexpr (std::is_integral_v<T>) return x.unaryExpr([](T e) { return detail::integer_power(e, T(N)); });
+            else return x.pow(T(N));
+        }
+    }
+};
+}  // namespace ops
+
+namespace detail {
+// The exponent as a compile-time integer, when it is one (a constant of integer type, bool excepted).
+template <class P>
+struct integer_exponent {
+    static constexpr bool value = false;
+};
+template <class T, T V>
+    requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+struct integer_exponent<std::integral_constant<T, V>> {
+    static constexpr bool value = std::in_range<int>(V);
+    static constexpr int n = static_cast<int>(V);
+};
+template <class N>
+struct integer_exponent_node : integer_exponent<void> {};
+template <auto V>
+struct integer_exponent_node<constant<V>> : integer_exponent<std::integral_constant<decltype(V), V>> {};
+template <traced_value P>
+struct integer_exponent<P> : integer_exponent_node<typename P::kiln_expr> {};
+}  // namespace detail
+
+template <class X, class P>
+    requires(traced_value<X> || traced_value<P>)
+constexpr auto pow(X const&, P const&) {
+    using E = detail::integer_exponent<std::remove_cvref_t<P>>;
+    if constexpr (traced_value<X> && E::value) {
+        return detail::make_node<ops::integer_pow_p<E::n>, X>();
+    } else {
+        return detail::make_node<ops::pow_p, X, P>();
+    }
+}
+}  // namespace kiln
+
+#endif
