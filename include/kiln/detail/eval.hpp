@@ -103,6 +103,8 @@ struct node_eval;
 template <class K, std::size_t I, std::size_t... J>
 struct node_eval<K, I, std::index_sequence<J...>> {
     using primitive = typename info<node_of<K, I>>::primitive;
+    static constexpr bool all_static = ((meta_at<K, operand_of<K, I, J>>::rows >= 0 &&
+                                         meta_at<K, operand_of<K, I, J>>::cols >= 0) && ... && true);
 
     template <std::size_t N>
     static shape_check shape(std::array<extent, N> const& ext) {
@@ -197,6 +199,10 @@ int compute_extent(std::array<extent, N>& ext, Args const& args) {
         ext[I] = detail::param_extent<In::path::index, meta_at<K, I>>(args);
     } else if constexpr (In::kind == node_kind::constant) {
         ext[I] = {1, 1};
+    } else if constexpr (node_eval<K, I>::all_static) {
+        // Every operand's extents are fixed: the rule already checked them at compile time, and no
+        // error path is instantiated.
+        ext[I] = {meta_at<K, I>::rows, meta_at<K, I>::cols};
     } else {
         shape_check const check = node_eval<K, I>::shape(ext);
         if (check.bad_operand >= 0)
