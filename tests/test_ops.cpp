@@ -237,7 +237,7 @@ TEST(OpsOutputs, TuplesAndPairsOfOutputs) {
     EXPECT_NEAR(s, x.sum(), 1e-13);
     expect_close(t, x.array().tanh().matrix().eval());
     auto p = kiln::jit([](auto const& v) { return std::pair{kiln::exp(v), kiln::exp(v)}; })(x);
-    static_assert(std::is_same_v<decltype(p), std::tuple<MatrixXd, MatrixXd>>);
+    static_assert(std::is_same_v<decltype(p), std::pair<MatrixXd, MatrixXd>>);  // the shape f returned
     expect_close(std::get<0>(p), std::get<1>(p));  // the same node output twice: copied, not moved twice
     expect_close(std::get<0>(p), x.array().exp().matrix().eval());
     // Returning an argument itself returns a copy of it.

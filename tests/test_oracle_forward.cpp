@@ -9,12 +9,11 @@
 // A missing or unreadable file FAILS every test here, with the path in the message: it never skips.
 //
 // Mirrored: elementwise_chain, logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf,
-// matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args.
+// matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args,
+// optional_bias_present, optional_bias_absent (b a std::optional: one graph per case, each pruned).
 // Not mirrored yet (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here):
 //   pose_residual          needs sin, cos, sqrt and element access      -> the issue adding the full primitive set
 //                          (k[0], building a 3x3 from elements)
-//   optional_bias_present  b is a std::optional argument (present)      -> the issue on arguments/pytrees
-//   optional_bias_absent   b is a std::optional argument (absent)       -> the issue on arguments/pytrees
 //
 // Notes on the mirrors:
 // - Broadcasting in kiln is decided by static extents only, so the 1 x n biases of mlp_mse are passed as
@@ -35,6 +34,7 @@
 #include <cmath>
 #include <cstddef>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -42,6 +42,7 @@
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #ifndef KILN_ORACLE_JSON
@@ -504,8 +505,9 @@ TEST(OracleForward, EveryCaseIsClassified) {
     std::vector<std::string> const mirrored = {"elementwise_chain", "logsumexp_rows", "softmax_xent",
                                                "mlp_mse",           "logistic",       "normal_logpdf",
                                                "matmul_frobenius",  "column_center",  "unused_param",
-                                               "shared_dag",        "scalar_args",    "leaky_relu_max"};
-    std::vector<std::string> const skipped = {"pose_residual", "optional_bias_present", "optional_bias_absent"};
+                                               "shared_dag",        "scalar_args",    "leaky_relu_max",
+                                               "optional_bias_present", "optional_bias_absent"};
+    std::vector<std::string> const skipped = {"pose_residual"};
     Json const& cases = o.root.at("cases");
     for (std::string const& name : cases.keys) {
         bool const known = std::find(mirrored.begin(), mirrored.end(), name) != mirrored.end() ||
@@ -781,4 +783,43 @@ TEST(OracleForward, LeakyReluMax) {
     y.require_shape({5, 5});
     expect_oracle(kiln::jit(leaky_relu_max)(matrix(x), matrix(y)), *c);
     expect_oracle(kiln::jit(leaky_relu_max)(fixed<5, 5>(x), row_major_map(y)), *c);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// optional_bias_present / optional_bias_absent: x 3 x 4, b a std::optional 3 x 4 (None in the second case).
+// One function, two graphs: f receives kiln::none when b is empty, and each graph is pruned on its own.
+// ---------------------------------------------------------------------------------------------------
+namespace {
+constexpr auto optional_bias = [](auto const& x, auto const& b) {
+    if constexpr (kiln::is_none<decltype(b)>) return kiln::sum(kiln::tanh(x));
+    else return kiln::sum(kiln::tanh(x + b));
+};
+}  // namespace
+
+TEST(OracleForward, OptionalBiasPresent) {
+    Json const* c = oracle_case("optional_bias_present");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x"), b = input(*c, "b");
+    x.require_shape({3, 4});
+    b.require_shape({3, 4});
+    std::optional<Eigen::MatrixXd> const bias = matrix(b);
+    expect_oracle(kiln::jit(optional_bias)(matrix(x), bias), *c);
+    std::optional<Eigen::Matrix<double, 3, 4>> const fixed_bias = fixed<3, 4>(b);
+    expect_oracle(kiln::jit(optional_bias)(row_major_map(x), fixed_bias), *c);
+    using T = decltype(kiln::trace(optional_bias, matrix(x), bias));
+    static_assert(std::variant_alternative_t<1, T>::num_params() == 2);  // x and b
+}
+
+TEST(OracleForward, OptionalBiasAbsent) {
+    Json const* c = oracle_case("optional_bias_absent");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x");
+    x.require_shape({3, 4});
+    ASSERT_EQ(c->at("inputs").at("b").kind, Json::Kind::null);
+    std::optional<Eigen::MatrixXd> const none;
+    expect_oracle(kiln::jit(optional_bias)(matrix(x), none), *c);
+    expect_oracle(kiln::jit(optional_bias)(fixed<3, 4>(x), std::nullopt), *c);
+    using T = decltype(kiln::trace(optional_bias, matrix(x), none));
+    static_assert(std::variant_alternative_t<0, T>::num_params() == 1);  // b pruned: x only
+    EXPECT_EQ(kiln::trace(optional_bias, matrix(x), none).index(), 0u);
 }

@@ -8,6 +8,7 @@
 #ifndef KILN_ERRORS_HPP
 #define KILN_ERRORS_HPP
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 
@@ -26,8 +27,11 @@ inline constexpr bool fails = false;
 namespace diagnostic {
 
 // Descriptions that appear as template arguments in compiler output.
-template <std::size_t Index>
-struct argument {};  // the argument at this position of the traced function
+// The argument at position Index of the traced function; inside a pytree, the steps from it down to the
+// value in question (kiln::path::element<I> "[I]", field<I> ".<I>", member<Key> ".name", value: the
+// value of a std::optional), e.g. argument<1, kiln::path::field<2>, kiln::path::element<0>>.
+template <std::size_t Index, class... Steps>
+struct argument {};
 struct intermediate {};  // a value computed inside the traced function
 template <long Rows, long Cols>
 struct shape {};  // -1 stands for a dynamic extent
@@ -95,12 +99,93 @@ struct unsupported_operand {
                   "kiln: this operand is neither a traced value nor a compile-time constant");
 };
 
+// Arguments (detail/args.hpp, docs/arguments.md). Each names the argument (its index, then the path
+// inside the pytree) and the offending type as its template arguments, and says what to do instead.
 template <class Argument, class ArgumentType>
 struct unsupported_argument {
     static_assert(detail::fails<Argument, ArgumentType>,
-                  "kiln: unsupported argument type: kiln traces Eigen dense objects (Matrix, Array, Map, "
-                  "Ref, Block) and arithmetic scalars; the argument index and its type are the template "
-                  "arguments of kiln::diagnostic::unsupported_argument below");
+                  "kiln: unsupported argument type: kiln converts Eigen dense objects, arithmetic scalars, "
+                  "kiln::static_arg, std::integral_constant, strings, enums, std::optional, tuples, pairs, "
+                  "std::array, plain aggregates and Hana structs and maps (docs/arguments.md); the argument (index, "
+                  "then path inside the pytree) and its type are the template arguments of "
+                  "kiln::diagnostic::unsupported_argument below");
+};
+
+template <class Argument, class ArgumentType>
+struct variable_length_argument {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: a variable-length container (std::vector, std::list, ...) cannot be an argument: the number "
+                  "of its tensors is not known at compile time. Use std::array for a fixed number of tensors, or "
+                  "stack them into one matrix; the argument (index, then path inside the pytree) and its type are "
+                  "the template arguments of kiln::diagnostic::variable_length_argument below");
+};
+
+template <class Argument, class ArgumentType>
+struct runtime_map_argument {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: a run-time map (std::map, std::unordered_map, ...) cannot be an argument: its keys are not "
+                  "known at compile time. Use a boost::hana::map with compile-time string keys (BOOST_HANA_STRING) "
+                  "or a struct; the argument (index, then path inside the pytree) and its type are the template "
+                  "arguments of kiln::diagnostic::runtime_map_argument below");
+};
+
+template <class Argument, class ArgumentType>
+struct pointer_argument {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: a pointer cannot be an argument: kiln cannot see what it points to. Pass the object itself "
+                  "(kiln binds it by reference, without a copy); the argument (index, then path inside the pytree) "
+                  "and its type are the template arguments of kiln::diagnostic::pointer_argument below");
+};
+
+template <class Argument, class ArgumentType>
+struct non_aggregate_argument {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: this class is not a plain aggregate (it has constructors, private members, base classes "
+                  "or virtual functions), so kiln cannot see its members. Make it an aggregate (public members "
+                  "only), adapt it with BOOST_HANA_DEFINE_STRUCT, or pass its tensors; the argument (index, then "
+                  "path inside the pytree) and its type are the template arguments of "
+                  "kiln::diagnostic::non_aggregate_argument below");
+};
+
+template <class Argument, class ArgumentType>
+struct non_dense_eigen_argument {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: kiln traces dense Eigen objects only (Matrix, Array, Map, Ref, Block): convert a sparse "
+                  "matrix (or another Eigen object) with .toDense(); the argument (index, then path inside the "
+                  "pytree) and its type are the template arguments of kiln::diagnostic::non_dense_eigen_argument "
+                  "below");
+};
+
+template <class Argument, class KeyType>
+struct map_key_not_a_string {
+    static_assert(detail::fails<Argument, KeyType>,
+                  "kiln: a boost::hana::map argument needs compile-time string keys (BOOST_HANA_STRING(\"w\")); "
+                  "the argument and the offending key type are the template arguments of "
+                  "kiln::diagnostic::map_key_not_a_string below");
+};
+
+template <class UntracedType>
+struct untraced_value_in_graph {
+    static_assert(detail::fails<UntracedType>,
+                  "kiln: an untraced argument (a string or an enum) cannot enter the graph: f receives "
+                  "kiln::untraced<T>, a tag without the value, because f is instantiated, never run. Pass "
+                  "kiln::static_arg<V> for a value that should change the graph");
+};
+
+template <class NoneType>
+struct none_in_graph {
+    static_assert(detail::fails<NoneType>,
+                  "kiln: this operand is kiln::none (an absent std::optional, std::nullopt or kiln::none): test "
+                  "`if constexpr (kiln::is_none<decltype(b)>)` before using it");
+};
+
+template <class... ResultTypes>
+struct optional_variants_differ {
+    static_assert(detail::fails<ResultTypes...>,
+                  "kiln: with std::optional arguments one graph is traced per combination of present and absent "
+                  "values, and one call may run any of them, so they must return the same type; the result types, "
+                  "one per combination (bit i of its index: optional i present), are the template arguments of "
+                  "kiln::diagnostic::optional_variants_differ below. Give both branches the same static shape");
 };
 
 template <class Function, class ArgumentCount>
@@ -115,7 +200,8 @@ template <class ResultType>
 struct not_a_traced_result {
     static_assert(detail::fails<ResultType>,
                   "kiln: the traced function must return traced values (a kiln expression, or a "
-                  "std::tuple / std::pair of them)");
+                  "std::tuple, std::pair or std::array of them, nested as you like); the offending result type is "
+                  "the template argument of kiln::diagnostic::not_a_traced_result below");
 };
 
 }  // namespace diagnostic

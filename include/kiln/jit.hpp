@@ -12,57 +12,55 @@
 #include <kiln/detail/args.hpp>
 #include <kiln/detail/eval.hpp>
 #include <kiln/detail/graph.hpp>
+#include <kiln/detail/outputs.hpp>
 
 #include <array>
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 
 namespace kiln {
+template <class K>
+class traced;
+
 namespace detail {
 
-template <class R>
-struct outputs_of {
-    static constexpr bool ok = raise_if<true, diagnostic::not_a_traced_result, R>::ok;
-    using type = mp_list<constant<0>>;
-    static constexpr bool is_tuple = false;
+// f called on the converted arguments (Rules: one arg_rule per argument).
+template <class F, class Rules>
+struct invoke_on;
+template <class F, class... Rules>
+struct invoke_on<F, mp_list<Rules...>> {
+    static constexpr bool callable = std::is_invocable_v<F const&, typename Rules::type const&...>;
+    using result = typename std::conditional_t<callable, std::invoke_result<F const&, typename Rules::type const&...>,
+                                               std::type_identity<tracer<constant<0>>>>::type;
 };
-template <traced_value R>
-struct outputs_of<R> {
-    static constexpr bool ok = true;
-    using type = mp_list<typename R::kiln_expr>;
-    static constexpr bool is_tuple = false;
+struct invoke_failed {
+    static constexpr bool callable = false;
+    using result = tracer<constant<0>>;
 };
-template <traced_value... R>
-struct outputs_of<std::tuple<R...>> {
-    static constexpr bool ok = true;
-    using type = mp_list<typename R::kiln_expr...>;
-    static constexpr bool is_tuple = true;
-};
-template <traced_value R1, traced_value R2>
-struct outputs_of<std::pair<R1, R2>> : outputs_of<std::tuple<R1, R2>> {};
 
-// Traces F on placeholders for Args: the graph type, or the first kiln: diagnostic.
-template <class F, class Seq, class... Args>
-struct tracer_of;
-template <class F, std::size_t... I, class... Args>
-struct tracer_of<F, std::index_sequence<I...>, Args...> {
-    static constexpr bool args_ok = (argument_rule<I, Args>::ok && ...);
-    static constexpr bool callable =
-        args_ok && std::is_invocable_v<F const&, typename argument_rule<I, Args>::placeholder const&...>;
+// Traces F on what it receives for Args (detail/args.hpp), in the graph where the optionals of Mask are
+// present: the graph type, or the first kiln: diagnostic.
+template <class F, std::uint64_t Mask, class... Args>
+struct tracer_of {
+    using fold = fold_args<Mask, mp_list<Args...>>;
+    static constexpr bool args_ok = fold::ok;
+    static constexpr std::size_t optionals = fold::optionals;
+    using call = std::conditional_t<args_ok, invoke_on<F, typename fold::rules>, invoke_failed>;
+    static constexpr bool callable = args_ok && call::callable;
     // Reported only when every argument is supported, so one mistake gives one diagnostic.
     static constexpr bool call_ok =
         raise_if<args_ok && !callable, diagnostic::not_callable_with, F,
                  diagnostic::argument_count<sizeof...(Args)>>::ok;
-    using result = typename std::conditional_t<
-        callable, std::invoke_result<F const&, typename argument_rule<I, Args>::placeholder const&...>,
-        std::type_identity<tracer<constant<0>>>>::type;
-    using outputs = outputs_of<std::remove_cvref_t<result>>;
-    static constexpr bool ok = call_ok && callable && outputs::ok;
-    using graph = typename make_graph<typename outputs::type, sizeof...(Args), outputs::is_tuple>::type;
+    using outputs = outputs_of<std::remove_cvref_t<typename call::result>>;
+    static constexpr bool ok = call_ok && callable && outputs::value;
+    using graph = typename make_graph<typename outputs::exprs, sizeof...(Args), typename outputs::tree>::type;
 };
 
 // What a call returns after a kiln: diagnostic: it converts to anything, so the diagnostic stays the only
@@ -74,8 +72,74 @@ struct failed_call {
     }
 };
 
+template <class F, std::uint64_t Mask, class... Args>
+using tracer_for = tracer_of<F, Mask, std::remove_cvref_t<Args>...>;
+
+// The key of the graph of one combination of present optionals (see eval.hpp for what a key is). Its
+// name holds F, the mask and the argument types, never a node type.
+template <class F, std::uint64_t Mask, class... Args>
+struct variant_key {
+    using graph = typename tracer_for<F, Mask, Args...>::graph;
+};
+
+// Whether an argument holds a traced value (a tracer, or a tuple of them): a jitted function called so,
+// inside another traced function, inlines.
+template <class A>
+inline constexpr bool holds_tracer = traced_value<A>;
+template <template <class...> class Tuple, class... Ts>
+    requires tuple_argument<Tuple<Ts...>>
+inline constexpr bool holds_tracer<Tuple<Ts...>> = (holds_tracer<std::remove_cvref_t<Ts>> || ...);
+template <class T, std::size_t N>
+inline constexpr bool holds_tracer<std::array<T, N>> = holds_tracer<T>;
+
+// One graph per combination of present and absent std::optional arguments (2^k for k of them), all
+// instantiated; a call runs the one its arguments select, so they must return the same type.
+template <class F, class Masks, class... Args>
+struct variants;
+template <class F, std::uint64_t... M, class... Args>
+struct variants<F, std::integer_sequence<std::uint64_t, M...>, Args...> {
+    using rules = typename tracer_for<F, 0, Args...>::fold::rules;
+    static constexpr bool traced_ok = (tracer_for<F, M, Args...>::ok && ...);
+
+    template <std::uint64_t Mask>
+    using key = variant_key<F, Mask, Args...>;
+
+    static auto run(Args const&... args) {
+        if constexpr (!traced_ok) {
+            return failed_call{};
+        } else {
+            using R = decltype(detail::run<key<0>>(args...));
+            if constexpr (!(std::is_same_v<R, decltype(detail::run<key<M>>(args...))> && ...)) {
+                static_cast<void>(
+                    raise_if<true, diagnostic::optional_variants_differ, decltype(detail::run<key<M>>(args...))...>::ok);
+                return failed_call{};
+            } else {
+                using fn = R (*)(Args const&...);
+                static constexpr fn table[] = {&detail::run<key<M>, Args...>...};
+                return table[detail::optional_mask<rules>(std::forward_as_tuple(args...))](args...);
+            }
+        }
+    }
+
+    template <std::uint64_t Mask, class V>
+    static V make_traced(std::tuple<Args const&...> const& refs) {
+        return V(std::in_place_index<Mask>, detail::extents_of<key<Mask>>(refs));
+    }
+    static auto trace(Args const&... args) {
+        if constexpr (!traced_ok) {
+            return failed_call{};
+        } else {
+            using V = std::variant<traced<key<M>>...>;
+            using fn = V (*)(std::tuple<Args const&...> const&);
+            static constexpr fn table[] = {&variants::make_traced<M, V>...};
+            auto const refs = std::forward_as_tuple(args...);
+            return table[detail::optional_mask<rules>(refs)](refs);
+        }
+    }
+};
 template <class F, class... Args>
-using tracer_for = tracer_of<F, std::index_sequence_for<Args...>, std::remove_cvref_t<Args>...>;
+using variants_for = variants<F, std::make_integer_sequence<std::uint64_t, (std::uint64_t{1} << tracer_for<F, 0, Args...>::optionals)>,
+                              std::remove_cvref_t<Args>...>;
 
 inline std::string format_constant(auto v) {
     if constexpr (std::is_same_v<decltype(v), bool>) {
@@ -96,7 +160,7 @@ std::string node_line(std::array<extent, N> const& ext) {
     std::string line = "  %";
     line.append(std::to_string(I)).append(" = ");
     if constexpr (In::kind == node_kind::param) {
-        line.append("param args[").append(std::to_string(In::path::index)).append("]");
+        line.append("param ").append(path_text_of<typename In::path>::value.view());
     } else if constexpr (In::kind == node_kind::constant) {
         line.append("constant ").append(detail::format_constant(In::value));
     } else {
@@ -169,6 +233,14 @@ public:
     static constexpr std::array<std::size_t, num_params()> param_map() {
         return make_param_map(std::make_index_sequence<num_params()>{});
     }
+    // For each parameter, its path in the arguments, as as_text() shows it: "args[0]", "args[2].w",
+    // "args[1][0]" (tuple element), "args[1].<2>" (field 2 of a plain struct). See docs/arguments.md.
+    static constexpr std::array<std::string_view, num_params()> param_paths() {
+        return [&]<std::size_t... P>(std::index_sequence<P...>) {
+            return std::array<std::string_view, num_params()>{
+                detail::path_text_of<typename detail::info<detail::node_of<K, P>>::path>::value.view()...};
+        }(std::make_index_sequence<num_params()>{});
+    }
 
     // One line per node, like a jaxpr: "%4 = tanh %3 : f64[256,128]", then the outputs.
     std::string as_text() const {
@@ -192,21 +264,26 @@ public:
 };
 
 // The graph of f on arguments like these (their types decide the graph, their extents are checked).
+// With k std::optional arguments there are 2^k graphs: the result is then a std::variant of their traced
+// objects, holding the one these arguments select (its index: bit i set when optional i, depth-first, is
+// present), so each graph can be inspected statically (std::variant_alternative_t<0, T>::num_params()).
 template <class F, class... Args>
 auto trace(F const&, Args const&... args) {
-    using T = detail::tracer_for<F, Args...>;
-    if constexpr (T::ok) {
+    using T = detail::tracer_for<F, 0, Args...>;
+    if constexpr (!T::ok) {
+        return detail::failed_call{};
+    } else if constexpr (T::optionals > 0) {
+        return detail::variants_for<F, Args...>::trace(args...);
+    } else {
         struct key {
             using graph [[maybe_unused]] = typename T::graph;
         };
         return traced<key>(detail::extents_of<key>(std::forward_as_tuple(args...)));
     }
-    else
-        return detail::failed_call{};
 }
 
-// A function evaluated through its static graph. Called with Eigen objects and scalars it evaluates;
-// called with tracers (inside another traced function) it inlines f into the enclosing graph.
+// A function evaluated through its static graph. Called with Eigen objects, scalars and pytrees of them
+// it evaluates; called with tracers (inside another traced function) it inlines f into the enclosing graph.
 template <class F>
 class jitted {
     F f_;
@@ -216,17 +293,19 @@ public:
 
     template <class... Args>
     auto operator()(Args const&... args) const {
-        if constexpr (sizeof...(Args) > 0 && (traced_value<Args> && ...)) {
+        if constexpr ((detail::holds_tracer<Args> || ...)) {
             return f_(args...);
         } else {
-            using T = detail::tracer_for<F, Args...>;
-            if constexpr (T::ok) {
+            using T = detail::tracer_for<F, 0, Args...>;
+            if constexpr (!T::ok) {
+                return detail::failed_call{};
+            } else if constexpr (T::optionals > 0) {
+                return detail::variants_for<F, Args...>::run(args...);
+            } else {
                 struct key {
                     using graph [[maybe_unused]] = typename T::graph;
                 };
                 return detail::run<key>(args...);
-            } else {
-                return detail::failed_call{};
             }
         }
     }

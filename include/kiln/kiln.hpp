@@ -5,9 +5,11 @@
 
 #include <kiln/version.hpp>
 
+#include <kiln/arguments.hpp>
 #include <kiln/constant.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
+#include <kiln/path.hpp>
 #include <kiln/traced.hpp>
 
 #include <kiln/ops/abs.hpp>

@@ -1,42 +1,589 @@
-// How each argument of a traced function becomes what the function receives, decided by its type.
-// One rule per argument kind; each says the placeholder (a tracer on a parameter node whose path names
-// the argument), and eval.hpp binds the run-time value to it without copying.
-//   Eigen dense object (Matrix, Array, Map, Ref, Block, fixed or dynamic) -> rank-2 parameter
-//   arithmetic scalar (double, float, integers, bool)                     -> rank-0 parameter
-//   anything else                                                         -> kiln: compile error
+// How each argument of a traced function becomes what the function receives, decided by its type alone
+// (the table is docs/arguments.md). One rule per kind of argument: arg_rule<A, Site, kind> says
+//   ok         whether A is accepted (otherwise its kiln: diagnostic has been raised, naming the site)
+//   type       what f receives (a tracer on a parameter node, a constant, a tag, a tuple or view of these)
+//   leaves     how many graph parameters A may contribute (its leaves, depth-first)
+//   optionals  how many std::optional it holds (each doubles the number of graphs traced)
+// Site is where A sits: argument index, the path steps from the argument, the ordinal of its first leaf and
+// of its first optional, and which optionals are present in the graph being traced (Mask).
+//
+// At run time nothing is converted: a parameter's path walks the caller's objects by reference (std::get,
+// structured bindings, boost::hana::at_key, *optional) and binds the leaf without a copy (detail/eval.hpp).
 #ifndef KILN_DETAIL_ARGS_HPP
 #define KILN_DETAIL_ARGS_HPP
 
+#include <kiln/arguments.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
+#include <kiln/path.hpp>
 #include <kiln/traced.hpp>
 
+#include <boost/hana/at.hpp>
+#include <boost/hana/at_key.hpp>
+#include <boost/hana/concept/struct.hpp>
+#include <boost/hana/core/tag_of.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/tuple.hpp>
+#include <boost/mp11/algorithm.hpp>
+#include <boost/pfr/detail/core.hpp>
+#include <boost/pfr/detail/sequence_tuple.hpp>
+
+#include <array>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace kiln::detail {
 
-template <std::size_t I, class A>
-struct argument_rule {
-    static constexpr bool ok = raise_if<true, diagnostic::unsupported_argument, diagnostic::argument<I>, A>::ok;
-    using placeholder = tracer<constant<0>>;
+// ---------------------------------------------------------------------------------------------------
+// Where a value sits among the arguments.
+// ---------------------------------------------------------------------------------------------------
+template <std::size_t I, std::size_t Leaf, std::size_t Opt, std::uint64_t Mask, class... Steps>
+struct site {
+    using path = arg_path<I, Leaf, Steps...>;
+    using where = diagnostic::argument<I, Steps...>;
+    static constexpr std::size_t opt = Opt;
+    static constexpr bool present = Opt < 64 && ((Mask >> Opt) & 1u) != 0;
+    // One step further down (a child), or past L leaves and O optionals (the next sibling's start).
+    template <class Step>
+    using into = site<I, Leaf, Opt, Mask, Steps..., Step>;
+    template <std::size_t L, std::size_t O>
+    using after = site<I, Leaf + L, Opt + O, Mask, Steps...>;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// The kinds, one concept each, and the one kind of a type (the first that applies, in this order).
+// ---------------------------------------------------------------------------------------------------
+template <class A, template <class...> class Template>
+inline constexpr bool is_specialisation_of = false;
+template <template <class...> class Template, class... Ts>
+inline constexpr bool is_specialisation_of<Template<Ts...>, Template> = true;
+
+template <class A>
+inline constexpr bool is_std_array = false;
+template <class T, std::size_t N>
+inline constexpr bool is_std_array<std::array<T, N>> = true;
+
+// Eigen dense objects (Matrix, Array, Map, Ref, Block, fixed or dynamic) of a kiln dtype: rank-2 parameters.
+template <class A>
+concept tensor_argument = eigen_dense<A> && dtype<typename A::Scalar>;
+// float, double, integers, bool: rank-0 parameters (bool is usable as a where() condition).
+template <class A>
+concept scalar_argument = std::is_arithmetic_v<A>;
+// kiln::static_arg<V>, std::integral_constant: the value is in the type; f receives the object.
+template <class A>
+inline constexpr bool is_static_arg = false;
+template <detail::structural V>
+inline constexpr bool is_static_arg<static_arg<V>> = true;
+template <class A>
+concept static_argument = is_static_arg<A> || std::is_base_of_v<std::integral_constant<typename A::value_type, A::value>, A>;
+// std::string, std::string_view, char pointers and arrays, enums: f receives kiln::untraced<A>.
+template <class A>
+concept untraced_argument =
+    std::is_enum_v<A> || std::is_same_v<A, std::string> || std::is_same_v<A, std::string_view> ||
+    std::is_same_v<A, char const*> || std::is_same_v<A, char*> ||
+    (std::is_array_v<A> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<A>>, char>);
+template <class A>
+concept optional_argument = is_specialisation_of<A, std::optional>;
+// std::reference_wrapper<T> (std::cref(x), e.g. as a value of a boost::hana::map): T, bound through it.
+template <class A>
+concept reference_argument = is_specialisation_of<A, std::reference_wrapper>;
+template <class A>
+concept none_argument = std::is_same_v<A, std::nullopt_t> || std::is_same_v<A, none_t>;
+template <class A>
+concept tuple_argument = is_specialisation_of<A, std::tuple> || is_specialisation_of<A, std::pair> ||
+                         is_std_array<A> || std::is_same_v<boost::hana::tag_of_t<A>, boost::hana::tuple_tag>;
+template <class A>
+concept hana_struct_argument = boost::hana::Struct<A>::value;
+template <class A>
+concept hana_map_argument = std::is_same_v<boost::hana::tag_of_t<A>, boost::hana::map_tag>;
+// Any other aggregate class: its fields by position (counted here, read through Boost.PFR).
+template <class A>
+concept aggregate_argument = std::is_class_v<A> && std::is_aggregate_v<A>;
+
+// Rejected, each with its own diagnostic.
+template <class A>
+concept runtime_map_like = requires {
+    typename A::key_type;
+    typename A::mapped_type;
+};
+template <class A>
+concept variable_length_like = requires(A const& a) {
+    a.begin();
+    a.end();
+    a.size();
+};
+template <class A>
+concept pointer_like = std::is_pointer_v<A> || std::is_member_pointer_v<A> || std::is_null_pointer_v<A>;
+template <class A>
+concept non_dense_eigen = std::is_base_of_v<Eigen::EigenBase<A>, A> && !eigen_dense<A>;
+
+enum class arg_kind {
+    tensor, scalar, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
+    runtime_map, variable_length, pointer, non_dense_eigen, non_aggregate, unsupported
+};
+
+template <class A>
+constexpr arg_kind kind_of() {
+    if constexpr (traced_value<A>) return arg_kind::unsupported;  // a tracer inside an aggregate: not here
+    else if constexpr (tensor_argument<A>) return arg_kind::tensor;
+    else if constexpr (scalar_argument<A>) return arg_kind::scalar;
+    else if constexpr (static_argument<A>) return arg_kind::static_value;
+    else if constexpr (untraced_argument<A>) return arg_kind::untraced;
+    else if constexpr (optional_argument<A>) return arg_kind::optional;
+    else if constexpr (reference_argument<A>) return arg_kind::reference;
+    else if constexpr (none_argument<A>) return arg_kind::none;
+    else if constexpr (tuple_argument<A>) return arg_kind::tuple;
+    else if constexpr (hana_struct_argument<A>) return arg_kind::hana_struct;
+    else if constexpr (hana_map_argument<A>) return arg_kind::hana_map;
+    else if constexpr (eigen_dense<A>) return arg_kind::unsupported;  // of a scalar type kiln lacks (complex)
+    else if constexpr (non_dense_eigen<A>) return arg_kind::non_dense_eigen;
+    else if constexpr (requires { A::NumIndices; }) return arg_kind::unsupported;  // Eigen::Tensor, TensorMap
+    else if constexpr (runtime_map_like<A>) return arg_kind::runtime_map;
+    else if constexpr (variable_length_like<A>) return arg_kind::variable_length;
+    else if constexpr (aggregate_argument<A>) return arg_kind::aggregate;
+    else if constexpr (pointer_like<A>) return arg_kind::pointer;
+    else if constexpr (std::is_class_v<A>) return arg_kind::non_aggregate;
+    else return arg_kind::unsupported;
+}
+
+template <class A, class Site, arg_kind Kind = detail::kind_of<A>()>
+struct arg_rule;
+
+// A rule that contributes nothing to the graph.
+template <class Type, bool Ok = true>
+struct no_leaves {
+    static constexpr bool ok = Ok;
+    static constexpr std::size_t leaves = 0, optionals = 0;
+    using type = Type;
+};
+
+// A rejected kind: its diagnostic, naming the site and the type.
+template <template <class...> class Diag, class A, class Site>
+struct rejected : no_leaves<tracer<constant<0>>, raise_if<true, Diag, typename Site::where, A>::ok> {};
+
+// ---------------------------------------------------------------------------------------------------
+// Leaves: graph parameters.
+// ---------------------------------------------------------------------------------------------------
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::tensor> {
+    static constexpr bool ok = true;
+    static constexpr std::size_t leaves = 1, optionals = 0;
+    using type = tracer<param<typename Site::path, typename A::Scalar, A::RowsAtCompileTime, A::ColsAtCompileTime, 2>>;
+};
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::scalar> {
+    static constexpr bool ok = true;
+    static constexpr std::size_t leaves = 1, optionals = 0;
+    using type = tracer<param<typename Site::path, dtype_of<A>, 1, 1, 0>>;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// No parameter: compile-time values, untraced values, statically absent values.
+// ---------------------------------------------------------------------------------------------------
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::static_value> : no_leaves<A> {};
+
+template <class A>
+using untraced_type = std::conditional_t<std::is_array_v<A> || std::is_pointer_v<A>, char const*, A>;
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::untraced> : no_leaves<untraced<untraced_type<A>>> {};
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::none> : no_leaves<none_t> {};
+
+// std::optional<T>: T's rule at the same path (one step `value` further) when this graph has it present,
+// kiln::none otherwise. It takes optional slot Site::opt; T's own optionals follow.
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::optional> {
+    using inner = arg_rule<std::remove_cvref_t<typename A::value_type>,
+                           typename Site::template into<path::value>::template after<0, 1>>;
+    static constexpr bool ok = inner::ok;
+    static constexpr std::size_t leaves = inner::leaves, optionals = 1 + inner::optionals;
+    using type = std::conditional_t<Site::present, typename inner::type, none_t>;
+
+    // Sets the bit of every engaged optional in v.
+    static void collect(A const& v, std::uint64_t& mask) {
+        if (!v.has_value()) return;
+        mask |= std::uint64_t{1} << Site::opt;
+        if constexpr (inner::optionals > 0) inner::collect(*v, mask);
+    }
+};
+
+// std::reference_wrapper<T>: T's rule, one step `value` further (no text: the path is the wrapper's).
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::reference> {
+    using inner = arg_rule<std::remove_cv_t<typename A::type>, typename Site::template into<path::value>>;
+    static constexpr bool ok = inner::ok;
+    static constexpr std::size_t leaves = inner::leaves, optionals = inner::optionals;
+    using type = typename inner::type;
+    static void collect(A const& v, std::uint64_t& mask) {
+        if constexpr (inner::optionals > 0) inner::collect(v.get(), mask);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Containers: their children converted in order, each one step further down.
+// ---------------------------------------------------------------------------------------------------
+template <class Step, class T>
+struct child {
+    using step = Step;
+    using type = std::remove_cvref_t<T>;
+};
+
+// The children's rules, left to right, each starting where the previous one's leaves and optionals end;
+// it stops at the first rejected child, so one mistake gives one diagnostic.
+template <class Site, class Children, std::size_t L = 0, std::size_t O = 0, class Rules = mp_list<>>
+struct fold_children;
+template <class Site, std::size_t L, std::size_t O, class... Rules>
+struct fold_children<Site, mp_list<>, L, O, mp_list<Rules...>> {
+    static constexpr bool ok = true;
+    static constexpr std::size_t leaves = L, optionals = O;
+    using rules = mp_list<Rules...>;
+};
+struct failed_fold {
+    static constexpr bool ok = false;
+    static constexpr std::size_t leaves = 0, optionals = 0;
+    using rules = mp_list<>;
+};
+template <class Site, class C, class... Cs, std::size_t L, std::size_t O, class... Rules>
+struct fold_children<Site, mp_list<C, Cs...>, L, O, mp_list<Rules...>> {
+    using rule = arg_rule<typename C::type, typename Site::template after<L, O>::template into<typename C::step>>;
+    using next = std::conditional_t<rule::ok,
+                                    fold_children<Site, mp_list<Cs...>, L + rule::leaves, O + rule::optionals,
+                                                  mp_list<Rules..., rule>>,
+                                    failed_fold>;
+    static constexpr bool ok = rule::ok && next::ok;
+    static constexpr std::size_t leaves = next::leaves, optionals = next::optionals;
+    using rules = typename next::rules;
 };
 
 template <std::size_t I, class A>
-    requires eigen_dense<A> && dtype<typename A::Scalar>
-struct argument_rule<I, A> {
-    static constexpr bool ok = true;
-    using placeholder =
-        tracer<param<arg_path<I>, typename A::Scalar, A::RowsAtCompileTime, A::ColsAtCompileTime, 2>>;
+decltype(auto) field_ref(A const& v);
+
+// One step down a run-time value, by reference: element, field, member, or an optional's value.
+template <class Step>
+struct step_into;
+template <std::size_t I>
+struct step_into<path::element<I>> {
+    template <class V>
+    static decltype(auto) get(V const& v) {
+        if constexpr (std::is_same_v<boost::hana::tag_of_t<V>, boost::hana::tuple_tag>) return boost::hana::at_c<I>(v);
+        else return std::get<I>(v);
+    }
+};
+template <std::size_t I>
+struct step_into<path::field<I>> {
+    template <class V>
+    static decltype(auto) get(V const& v) {
+        return detail::field_ref<I>(v);
+    }
+};
+template <class Key>
+struct step_into<path::member<Key>> {
+    template <class V>
+    static decltype(auto) get(V const& v) {
+        return boost::hana::at_key(v, Key{});
+    }
+};
+template <>
+struct step_into<path::value> {
+    template <class V>
+    static decltype(auto) get(V const& v) {
+        if constexpr (is_specialisation_of<V, std::reference_wrapper>) return v.get();
+        else return *v;
+    }
 };
 
+// The value at the end of Steps, from v, by reference.
+template <class... Steps>
+struct walk;
+template <>
+struct walk<> {
+    template <class V>
+    static V const& get(V const& v) {
+        return v;
+    }
+};
+template <class Step, class... Steps>
+struct walk<Step, Steps...> {
+    template <class V>
+    static decltype(auto) get(V const& v) {
+        return walk<Steps...>::get(step_into<Step>::get(v));
+    }
+};
+
+// The engaged optionals below a container.
+template <class Children, class Rules, class V>
+void collect_children(V const& v, std::uint64_t& mask) {
+    [&]<std::size_t... K>(std::index_sequence<K...>) {
+        (
+            [&] {
+                using R = boost::mp11::mp_at_c<Rules, K>;
+                if constexpr (R::optionals > 0)
+                    R::collect(step_into<typename boost::mp11::mp_at_c<Children, K>::step>::get(v), mask);
+            }(),
+            ...);
+    }(std::make_index_sequence<boost::mp11::mp_size<Rules>::value>{});
+}
+
+template <class A, class Site, class Children, template <class...> class View>
+struct container_rule {
+    using fold = fold_children<Site, Children>;
+    static constexpr bool ok = fold::ok;
+    static constexpr std::size_t leaves = fold::leaves, optionals = fold::optionals;
+    using type = boost::mp11::mp_apply<View, typename fold::rules>;
+    static void collect(A const& v, std::uint64_t& mask) { detail::collect_children<Children, typename fold::rules>(v, mask); }
+};
+
+// std::tuple, std::pair, std::array, boost::hana::tuple: a std::tuple of the converted elements.
+template <class A, class Seq = std::make_index_sequence<std::tuple_size<A>::value>>
+struct std_tuple_children;
+template <class A, std::size_t... K>
+struct std_tuple_children<A, std::index_sequence<K...>> {
+    using type = mp_list<child<path::element<K>, std::tuple_element_t<K, A>>...>;
+};
+template <class A>
+struct tuple_children : std_tuple_children<A> {};
+template <class... Ts>
+struct tuple_children<boost::hana::tuple<Ts...>> : std_tuple_children<std::tuple<Ts...>> {};
+template <class... Rules>
+using std_tuple_of = std::tuple<typename Rules::type...>;
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::tuple>
+    : container_rule<A, Site, typename tuple_children<A>::type, std_tuple_of> {};
+
+// A plain aggregate: kiln::fields of the converted fields, by position. Fields are counted as Boost.PFR
+// does (the most values convertible to anything that initialise the aggregate), but here: PFR 1.81's own
+// count crashes g++ 12 (an internal compiler error in its noexcept probes) on a struct holding a
+// std::array of Eigen objects. They are then read with PFR's structured-binding accessor. Up to 32 fields.
+struct any_field {
+    std::size_t index;
+    template <class T>
+    constexpr operator T&() const noexcept;  // declared only: used in unevaluated operands
+};
+template <class A, class Seq>
+inline constexpr bool initialisable_from = false;
+template <class A, std::size_t... I>
+    requires requires { A{any_field{I}...}; }
+inline constexpr bool initialisable_from<A, std::index_sequence<I...>> = true;
+inline constexpr std::size_t max_fields = 32;
+template <class A, std::size_t... N>
+constexpr std::size_t count_fields(std::index_sequence<N...>) {
+    constexpr bool ok[] = {initialisable_from<A, std::make_index_sequence<N>>...};
+    std::size_t count = 0;
+    for (std::size_t k = 0; k < sizeof...(N); ++k)
+        if (ok[k]) count = k;
+    return count;
+}
+template <class A>
+inline constexpr std::size_t field_count = detail::count_fields<A>(std::make_index_sequence<max_fields + 1>{});
+
+// Field I of an aggregate, by reference.
 template <std::size_t I, class A>
-    requires std::is_arithmetic_v<A>
-struct argument_rule<I, A> {
+decltype(auto) field_ref(A const& v) {
+    auto refs = boost::pfr::detail::tie_as_tuple(v, boost::pfr::detail::size_t_<field_count<A>>{});
+    return boost::pfr::detail::sequence_tuple::get<I>(refs);
+}
+
+template <class A, class Seq = std::make_index_sequence<field_count<A>>>
+struct aggregate_children;
+template <class A, std::size_t... K>
+struct aggregate_children<A, std::index_sequence<K...>> {
+    using type = mp_list<child<path::field<K>, decltype(detail::field_ref<K>(std::declval<A const&>()))>...>;
+};
+template <class... Rules>
+using fields_of = fields<typename Rules::type...>;
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::aggregate>
+    : container_rule<A, Site, typename aggregate_children<A>::type, fields_of> {};
+
+// A Hana struct or a boost::hana::map with compile-time string keys: a boost::hana::map from the same
+// keys to the converted members, in the order of hana::keys.
+template <class Keys>
+struct key_list;
+template <template <class...> class L, class... Keys>
+struct key_list<L<Keys...>> {
+    using type = mp_list<Keys...>;
+};
+template <class A, class Keys = typename key_list<decltype(boost::hana::keys(std::declval<A const&>()))>::type>
+struct hana_children;
+template <class A, class... Keys>
+struct hana_children<A, mp_list<Keys...>> {
+    using type = mp_list<child<path::member<Keys>, decltype(boost::hana::at_key(std::declval<A const&>(), Keys{}))>...>;
+};
+
+template <class Children, class Seq = std::make_index_sequence<boost::mp11::mp_size<Children>::value>>
+struct hana_map_of;
+template <class Children, std::size_t... K>
+struct hana_map_of<Children, std::index_sequence<K...>> {
+    template <class Key>
+    struct key_of;
+    template <class Key>
+    struct key_of<path::member<Key>> {
+        using type = Key;
+    };
+    template <class... Rules>
+    using of = decltype(boost::hana::make_map(
+        boost::hana::make_pair(typename key_of<typename boost::mp11::mp_at_c<Children, K>::step>::type{},
+                               typename Rules::type{})...));
+};
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::hana_struct>
+    : container_rule<A, Site, typename hana_children<A>::type, hana_map_of<typename hana_children<A>::type>::template of> {};
+
+// A boost::hana::map: as a Hana struct, once every key is a compile-time string.
+template <class Key>
+using is_hana_string = std::bool_constant<std::is_same_v<boost::hana::tag_of_t<Key>, boost::hana::string_tag>>;
+template <class A>
+using map_keys = typename key_list<decltype(boost::hana::keys(std::declval<A const&>()))>::type;
+
+template <class A, class Site, bool AllStrings = boost::mp11::mp_all_of<map_keys<A>, is_hana_string>::value>
+struct hana_map_rule
+    : container_rule<A, Site, typename hana_children<A>::type, hana_map_of<typename hana_children<A>::type>::template of> {};
+template <class A, class Site>
+struct hana_map_rule<A, Site, false>
+    : rejected<diagnostic::map_key_not_a_string,
+               boost::mp11::mp_at<map_keys<A>, boost::mp11::mp_find_if_q<map_keys<A>, boost::mp11::mp_not_fn<is_hana_string>>>,
+               Site> {};
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::hana_map> : hana_map_rule<A, Site> {};
+
+// ---------------------------------------------------------------------------------------------------
+// Rejected kinds.
+// ---------------------------------------------------------------------------------------------------
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::runtime_map> : rejected<diagnostic::runtime_map_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::variable_length> : rejected<diagnostic::variable_length_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::pointer> : rejected<diagnostic::pointer_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::non_dense_eigen> : rejected<diagnostic::non_dense_eigen_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::non_aggregate> : rejected<diagnostic::non_aggregate_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::unsupported> : rejected<diagnostic::unsupported_argument, A, Site> {};
+
+// ---------------------------------------------------------------------------------------------------
+// All the arguments of one call, for the graph whose present optionals are Mask.
+// ---------------------------------------------------------------------------------------------------
+template <std::uint64_t Mask, class Args, std::size_t I = 0, std::size_t O = 0, class Rules = mp_list<>>
+struct fold_args;
+template <std::uint64_t Mask, std::size_t I, std::size_t O, class... Rules>
+struct fold_args<Mask, mp_list<>, I, O, mp_list<Rules...>> {
     static constexpr bool ok = true;
-    using placeholder = tracer<param<arg_path<I>, dtype_of<A>, 1, 1, 0>>;
+    static constexpr std::size_t optionals = O;
+    using rules = mp_list<Rules...>;
+};
+template <std::uint64_t Mask, class A, class... As, std::size_t I, std::size_t O, class... Rules>
+struct fold_args<Mask, mp_list<A, As...>, I, O, mp_list<Rules...>> {
+    using rule = arg_rule<A, site<I, 0, O, Mask>>;
+    using next = std::conditional_t<rule::ok, fold_args<Mask, mp_list<As...>, I + 1, O + rule::optionals, mp_list<Rules..., rule>>,
+                                    failed_fold>;
+    static constexpr bool ok = rule::ok && next::ok;
+    static constexpr std::size_t optionals = next::optionals;
+    using rules = typename next::rules;
+};
+
+// Which optionals of these arguments are engaged: bit k for the k-th std::optional, depth-first.
+template <class Rules, class ArgRefs>
+std::uint64_t optional_mask(ArgRefs const& args) {
+    std::uint64_t mask = 0;
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (
+            [&] {
+                using R = boost::mp11::mp_at_c<Rules, I>;
+                if constexpr (R::optionals > 0) R::collect(std::get<I>(args), mask);
+            }(),
+            ...);
+    }(std::make_index_sequence<std::tuple_size_v<ArgRefs>>{});
+    return mask;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Paths at run time: the leaf a parameter is bound to, and its text.
+// ---------------------------------------------------------------------------------------------------
+template <class Path>
+struct path_walk;
+template <std::size_t I, std::size_t Leaf, class... Steps>
+struct path_walk<arg_path<I, Leaf, Steps...>> {
+    template <class Args>
+    static decltype(auto) get(Args const& args) {
+        return walk<Steps...>::get(std::get<I>(args));
+    }
+};
+
+// "args[2].w[0]": a constant, built at compile time; `suffix` is where the steps begin.
+struct path_chars {
+    char chars[256]{};
+    std::size_t size = 0, suffix = 0;
+
+    constexpr void text(std::string_view s) {
+        for (char c : s) chars[size++] = c;
+    }
+    constexpr void number(std::size_t n) {
+        char digits[20]{};
+        std::size_t k = 0;
+        do {
+            digits[k++] = static_cast<char>('0' + n % 10);
+            n /= 10;
+        } while (n > 0);
+        while (k > 0) chars[size++] = digits[--k];
+    }
+    template <class Step>
+    constexpr void step(Step*) {}
+    template <std::size_t K>
+    constexpr void step(path::element<K>*) {
+        text("[");
+        number(K);
+        text("]");
+    }
+    template <std::size_t K>
+    constexpr void step(path::field<K>*) {
+        text(".<");
+        number(K);
+        text(">");
+    }
+    template <class Key>
+    constexpr void step(path::member<Key>*) {
+        text(".");
+        text(Key::c_str());
+    }
+    constexpr std::string_view view() const { return {chars, size}; }
+    constexpr std::string_view steps() const { return {chars + suffix, size - suffix}; }
+};
+
+template <class Path>
+struct path_text_of;
+template <std::size_t I, std::size_t Leaf, class... Steps>
+struct path_text_of<arg_path<I, Leaf, Steps...>> {
+    static constexpr path_chars make() {
+        path_chars p;
+        p.text("args[");
+        p.number(I);
+        p.text("]");
+        p.suffix = p.size;
+        (p.step(static_cast<Steps*>(nullptr)), ...);
+        return p;
+    }
+    static constexpr path_chars value = make();
 };
 
 }  // namespace kiln::detail

@@ -9,9 +9,11 @@
 #ifndef KILN_DETAIL_EVAL_HPP
 #define KILN_DETAIL_EVAL_HPP
 
+#include <kiln/detail/args.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/graph.hpp>
 #include <kiln/detail/node.hpp>
+#include <kiln/detail/outputs.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 
@@ -71,21 +73,22 @@ struct context {
     typename store_for<K>::type& store;
 };
 
-// A parameter's value: the argument itself (no copy), or the scalar in its dtype.
-template <std::size_t Arg, class M, class Args>
+// A parameter's value: the leaf its path reaches in the arguments, by reference (no copy), or the scalar
+// in its dtype. Instantiated per parameter path (a short type), never per node.
+template <class Path, class M, class Args>
 decltype(auto) param_value(Args const& args) {
-    auto const& arg = std::get<Arg>(args);
-    if constexpr (M::rank == 0) return static_cast<typename M::scalar>(arg);
-    else return (arg);
+    auto const& leaf = path_walk<Path>::get(args);
+    if constexpr (M::rank == 0) return static_cast<typename M::scalar>(leaf);
+    else return (leaf);
 }
 
-template <std::size_t Arg, class M, class Args>
+template <class Path, class M, class Args>
 extent param_extent(Args const& args) {
     if constexpr (M::rank == 0) {
         return {1, 1};
     } else {
-        auto const& arg = std::get<Arg>(args);
-        return {static_cast<long>(arg.rows()), static_cast<long>(arg.cols())};
+        auto const& leaf = path_walk<Path>::get(args);
+        return {static_cast<long>(leaf.rows()), static_cast<long>(leaf.cols())};
     }
 }
 
@@ -146,18 +149,25 @@ struct node_eval<K, I, std::index_sequence<J...>> {
 template <class K, std::size_t I, class Ctx>
 decltype(auto) value(Ctx& ctx) {
     using In = info<node_of<K, I>>;
-    if constexpr (In::kind == node_kind::param) return detail::param_value<In::path::index, meta_at<K, I>>(ctx.args);
+    if constexpr (In::kind == node_kind::param) return detail::param_value<typename In::path, meta_at<K, I>>(ctx.args);
     else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
     else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     else return node_eval<K, I>::lower(ctx);
 }
 
-// How the text and the errors name node I: "argument 2" for a parameter, "%5" otherwise.
+// How the errors name node I: "argument 2" for a parameter, "argument 2 .w[0]" inside a pytree (the steps
+// as in as_text's "args[2].w[0]"), "%5" otherwise.
 template <class K, std::size_t I>
 std::string node_name() {
     using In = info<node_of<K, I>>;
-    if constexpr (In::kind == node_kind::param) return std::string("argument ").append(std::to_string(In::path::index));
-    else return std::string("%").append(std::to_string(I));
+    if constexpr (In::kind == node_kind::param) {
+        constexpr auto const& path = path_text_of<typename In::path>::value;
+        std::string name = std::string("argument ").append(std::to_string(In::path::index));
+        if constexpr (path.steps().size() > 0) name.append(" ").append(path.steps());
+        return name;
+    } else {
+        return std::string("%").append(std::to_string(I));
+    }
 }
 
 // "f64[3,4]", "f32[]". Plain functions on purpose: string operators inside templates over node types
@@ -203,7 +213,7 @@ template <class K, std::size_t I, std::size_t N, class Args>
 int compute_extent(std::array<extent, N>& ext, Args const& args) {
     using In = info<node_of<K, I>>;
     if constexpr (In::kind == node_kind::param) {
-        ext[I] = detail::param_extent<In::path::index, meta_at<K, I>>(args);
+        ext[I] = detail::param_extent<typename In::path, meta_at<K, I>>(args);
     } else if constexpr (In::kind == node_kind::constant) {
         ext[I] = {1, 1};
     } else if constexpr (node_eval<K, I>::all_static) {
@@ -241,10 +251,11 @@ auto output_value(Ctx& ctx) {
     else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }
 
-template <class K, class Ctx, std::size_t... O>
-auto collect_outputs(Ctx& ctx, std::index_sequence<O...>) {
-    if constexpr (K::graph::returns_tuple) return std::tuple{detail::output_value<K, O>(ctx)...};
-    else return detail::output_value<K, 0>(ctx);
+// The outputs in the shape f returned them (a value, or a tuple, pair or array of them, nested).
+template <class K, class Ctx>
+auto collect_outputs(Ctx& ctx) {
+    return build_output<typename K::graph::output_tree, 0>::make(
+        [&](auto index) { return detail::output_value<K, decltype(index)::value>(ctx); });
 }
 
 template <class K, std::size_t I, class Ctx>
@@ -277,8 +288,7 @@ auto run(Args const&... args) {
     typename store_for<K>::type temporaries;
     context<K, std::remove_const_t<decltype(arg_refs)>> ctx{arg_refs, ext, temporaries};
     detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
-    return detail::collect_outputs<K>(
-        ctx, std::make_index_sequence<boost::mp11::mp_size<typename K::graph::outputs>::value>{});
+    return detail::collect_outputs<K>(ctx);
 }
 
 }  // namespace kiln::detail

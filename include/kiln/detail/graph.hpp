@@ -19,27 +19,32 @@
 
 namespace kiln::detail {
 
-template <class Nodes, class Outputs, std::size_t NumArgs, bool ReturnsTuple>
+// OutputTree: the pytree shape of the result (detail/pytree.hpp: out_leaf, out_tuple, ...), whose leaves
+// are Outputs in order. It holds no node type.
+template <class Nodes, class Outputs, std::size_t NumArgs, class OutputTree>
 struct graph {
     using nodes = Nodes;
     using outputs = Outputs;
     static constexpr std::size_t num_args = NumArgs;
-    static constexpr bool returns_tuple = ReturnsTuple;
+    using output_tree = OutputTree;
 };
 
 template <class N>
 using is_param_node = std::bool_constant<info<N>::kind == node_kind::param>;
+// Parameters in argument order, and within an argument in the depth-first order of its pytree.
 template <class A, class B>
-using param_before = std::bool_constant<(info<A>::path::index < info<B>::path::index)>;
+using param_before = std::bool_constant<(info<A>::path::index < info<B>::path::index ||
+                                         (info<A>::path::index == info<B>::path::index &&
+                                          info<A>::path::leaf < info<B>::path::leaf))>;
 
-template <class Outputs, std::size_t NumArgs, bool ReturnsTuple>
+template <class Outputs, std::size_t NumArgs, class OutputTree>
 struct make_graph;
-template <class... Outputs, std::size_t NumArgs, bool ReturnsTuple>
-struct make_graph<mp_list<Outputs...>, NumArgs, ReturnsTuple> {
+template <class... Outputs, std::size_t NumArgs, class OutputTree>
+struct make_graph<mp_list<Outputs...>, NumArgs, OutputTree> {
     using all = typename topo_union_all<typename info<Outputs>::topo...>::type;
     using params = boost::mp11::mp_sort<boost::mp11::mp_copy_if<all, is_param_node>, param_before>;
     using type = graph<boost::mp11::mp_append<params, boost::mp11::mp_remove_if<all, is_param_node>>,
-                       mp_list<Outputs...>, NumArgs, ReturnsTuple>;
+                       mp_list<Outputs...>, NumArgs, OutputTree>;
 };
 
 template <class G, std::size_t I>
@@ -61,7 +66,7 @@ struct plan_data {
 
 template <class G>
 struct planner;
-template <class... Ns, class... Os, std::size_t A, bool T>
+template <class... Ns, class... Os, std::size_t A, class T>
 struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     static constexpr std::size_t n = sizeof...(Ns);
     static constexpr std::size_t count_edges() {  // no fold expressions: clang limits their depth to 256

@@ -6,6 +6,7 @@
 #ifndef KILN_DETAIL_MAKE_HPP
 #define KILN_DETAIL_MAKE_HPP
 
+#include <kiln/arguments.hpp>
 #include <kiln/constant.hpp>
 #include <kiln/detail/fold.hpp>
 #include <kiln/errors.hpp>
@@ -31,6 +32,22 @@ struct to_node<T> : std::true_type {
 template <class T, T V>
 struct to_node<std::integral_constant<T, V>> : std::true_type {
     using type = constant<V>;
+};
+// A static argument with an arithmetic value is a constant like std::integral_constant.
+template <detail::structural V>
+    requires std::is_arithmetic_v<typename static_arg<V>::value_type>
+struct to_node<static_arg<V>> : std::true_type {
+    using type = constant<static_arg<V>::value>;
+};
+// What f received for a string or an enum, and for an absent optional: never an operand.
+template <class T>
+struct to_node<untraced<T>> : std::bool_constant<raise_if<true, diagnostic::untraced_value_in_graph, T>::ok> {
+    using type = constant<0>;
+};
+template <class T>
+    requires std::is_same_v<T, none_t>
+struct to_node<T> : std::bool_constant<raise_if<true, diagnostic::none_in_graph, T>::ok> {
+    using type = constant<0>;
 };
 
 // Whether node N's primitive rule accepted its operands (leaves have no rule).

@@ -11,18 +11,13 @@
 #include <kiln/detail/meta.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
+#include <kiln/path.hpp>
 
 #include <boost/mp11/algorithm.hpp>
 
 #include <cstddef>
 
 namespace kiln {
-
-// Where a parameter comes from: the position of the argument of the traced function.
-template <std::size_t Index>
-struct arg_path {
-    static constexpr std::size_t index = Index;
-};
 
 namespace detail {
 
@@ -71,6 +66,14 @@ using meta_of = meta<typename I::scalar, I::rank, I::rows, I::cols, I::weak, typ
 template <class N>
 struct info;
 
+// How diagnostics name a parameter: argument<Index, Steps...> (its leaf ordinal left out).
+template <class Path>
+struct path_origin;
+template <std::size_t Index, std::size_t Leaf, class... Steps>
+struct path_origin<arg_path<Index, Leaf, Steps...>> {
+    using type = diagnostic::argument<Index, Steps...>;
+};
+
 template <class Path, class Scalar, long Rows, long Cols, int Rank>
 struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     static constexpr node_kind kind = node_kind::param;
@@ -82,7 +85,7 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     static constexpr bool always_materialise = false;
     static constexpr bool pointwise = false;
     using path = Path;
-    using origin = diagnostic::argument<Path::index>;
+    using origin = typename path_origin<Path>::type;
     using operand_meta = meta<Scalar, Rank, Rows, Cols, false, origin>;
     using children = mp_list<>;
     using topo = mp_list<param<Path, Scalar, Rows, Cols, Rank>>;
