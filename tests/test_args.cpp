@@ -321,6 +321,15 @@ TEST(Arguments, TupleLikeArguments) {
     EXPECT_EQ(tr.param_paths()[8], "args[3][1]");
 }
 
+// A jitted function called inside a trace with a tuple of tracers inlines, like one called with tracers.
+TEST(Arguments, JittedFunctionTakingATupleInlines) {
+    MatrixXd a = MatrixXd::Random(3, 3), b = MatrixXd::Random(3, 3);
+    auto inner = kiln::jit([](auto const& t) { return std::get<0>(t) * std::get<1>(t); });
+    auto outer = [inner](auto const& x, auto const& y) { return kiln::sum(inner(std::make_tuple(x, y)) + x); };
+    EXPECT_NEAR(kiln::jit(outer)(a, b), (a.array() * b.array() + a.array()).sum(), 1e-12);
+    EXPECT_EQ(decltype(kiln::trace(outer, a, b))::num_nodes(), 5u);  // x, y, mul, add, sum
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Row: plain aggregates (Boost.PFR): kiln::fields, by structured binding and kiln::get<I>.
 // ---------------------------------------------------------------------------------------------------

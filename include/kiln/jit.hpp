@@ -83,14 +83,15 @@ struct variant_key {
 };
 
 // Whether an argument holds a traced value (a tracer, or a tuple of them): a jitted function called so,
-// inside another traced function, inlines.
+// inside another traced function, inlines. (Class templates deriving their value: a variable template
+// instantiated on a tracer would get a symbol named after its node.)
 template <class A>
-inline constexpr bool holds_tracer = traced_value<A>;
+struct holds_tracer : std::bool_constant<traced_value<A>> {};
 template <template <class...> class Tuple, class... Ts>
     requires tuple_argument<Tuple<Ts...>>
-inline constexpr bool holds_tracer<Tuple<Ts...>> = (holds_tracer<std::remove_cvref_t<Ts>> || ...);
+struct holds_tracer<Tuple<Ts...>> : std::disjunction<holds_tracer<std::remove_cvref_t<Ts>>...> {};
 template <class T, std::size_t N>
-inline constexpr bool holds_tracer<std::array<T, N>> = holds_tracer<T>;
+struct holds_tracer<std::array<T, N>> : holds_tracer<T> {};
 
 // One graph per combination of present and absent std::optional arguments (2^k for k of them), all
 // instantiated; a call runs the one its arguments select, so they must return the same type.
@@ -293,7 +294,7 @@ public:
 
     template <class... Args>
     auto operator()(Args const&... args) const {
-        if constexpr ((detail::holds_tracer<Args> || ...)) {
+        if constexpr (std::disjunction<detail::holds_tracer<Args>...>::value) {
             return f_(args...);
         } else {
             using T = detail::tracer_for<F, 0, Args...>;

@@ -7,12 +7,13 @@
 // Site is where A sits: argument index, the path steps from the argument, the ordinal of its first leaf and
 // of its first optional, and which optionals are present in the graph being traced (Mask).
 //
-// At run time nothing is converted: a parameter's path walks the caller's objects by reference (std::get,
-// structured bindings, boost::hana::at_key, *optional) and binds the leaf without a copy (detail/eval.hpp).
+// At run time nothing is converted: a parameter's path walks the caller's objects by reference
+// (detail/access.hpp) and binds the leaf without a copy (detail/eval.hpp).
 #ifndef KILN_DETAIL_ARGS_HPP
 #define KILN_DETAIL_ARGS_HPP
 
 #include <kiln/arguments.hpp>
+#include <kiln/detail/access.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 #include <kiln/dtype.hpp>
@@ -20,7 +21,6 @@
 #include <kiln/path.hpp>
 #include <kiln/traced.hpp>
 
-#include <boost/hana/at.hpp>
 #include <boost/hana/at_key.hpp>
 #include <boost/hana/concept/struct.hpp>
 #include <boost/hana/core/tag_of.hpp>
@@ -30,13 +30,10 @@
 #include <boost/hana/string.hpp>
 #include <boost/hana/tuple.hpp>
 #include <boost/mp11/algorithm.hpp>
-#include <boost/pfr/detail/core.hpp>
-#include <boost/pfr/detail/sequence_tuple.hpp>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -65,11 +62,6 @@ struct site {
 // ---------------------------------------------------------------------------------------------------
 // The kinds, one concept each, and the one kind of a type (the first that applies, in this order).
 // ---------------------------------------------------------------------------------------------------
-template <class A, template <class...> class Template>
-inline constexpr bool is_specialisation_of = false;
-template <template <class...> class Template, class... Ts>
-inline constexpr bool is_specialisation_of<Template<Ts...>, Template> = true;
-
 template <class A>
 inline constexpr bool is_std_array = false;
 template <class T, std::size_t N>
@@ -270,61 +262,6 @@ struct fold_children<Site, mp_list<C, Cs...>, L, O, mp_list<Rules...>> {
     using rules = typename next::rules;
 };
 
-template <std::size_t I, class A>
-decltype(auto) field_ref(A const& v);
-
-// One step down a run-time value, by reference: element, field, member, or an optional's value.
-template <class Step>
-struct step_into;
-template <std::size_t I>
-struct step_into<path::element<I>> {
-    template <class V>
-    static decltype(auto) get(V const& v) {
-        if constexpr (std::is_same_v<boost::hana::tag_of_t<V>, boost::hana::tuple_tag>) return boost::hana::at_c<I>(v);
-        else return std::get<I>(v);
-    }
-};
-template <std::size_t I>
-struct step_into<path::field<I>> {
-    template <class V>
-    static decltype(auto) get(V const& v) {
-        return detail::field_ref<I>(v);
-    }
-};
-template <class Key>
-struct step_into<path::member<Key>> {
-    template <class V>
-    static decltype(auto) get(V const& v) {
-        return boost::hana::at_key(v, Key{});
-    }
-};
-template <>
-struct step_into<path::value> {
-    template <class V>
-    static decltype(auto) get(V const& v) {
-        if constexpr (is_specialisation_of<V, std::reference_wrapper>) return v.get();
-        else return *v;
-    }
-};
-
-// The value at the end of Steps, from v, by reference.
-template <class... Steps>
-struct walk;
-template <>
-struct walk<> {
-    template <class V>
-    static V const& get(V const& v) {
-        return v;
-    }
-};
-template <class Step, class... Steps>
-struct walk<Step, Steps...> {
-    template <class V>
-    static decltype(auto) get(V const& v) {
-        return walk<Steps...>::get(step_into<Step>::get(v));
-    }
-};
-
 // The engaged optionals below a container.
 template <class Children, class Rules, class V>
 void collect_children(V const& v, std::uint64_t& mask) {
@@ -366,39 +303,7 @@ template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::tuple>
     : container_rule<A, Site, typename tuple_children<A>::type, std_tuple_of> {};
 
-// A plain aggregate: kiln::fields of the converted fields, by position. Fields are counted as Boost.PFR
-// does (the most values convertible to anything that initialise the aggregate), but here: PFR 1.81's own
-// count crashes g++ 12 (an internal compiler error in its noexcept probes) on a struct holding a
-// std::array of Eigen objects. They are then read with PFR's structured-binding accessor. Up to 32 fields.
-struct any_field {
-    std::size_t index;
-    template <class T>
-    constexpr operator T&() const noexcept;  // declared only: used in unevaluated operands
-};
-template <class A, class Seq>
-inline constexpr bool initialisable_from = false;
-template <class A, std::size_t... I>
-    requires requires { A{any_field{I}...}; }
-inline constexpr bool initialisable_from<A, std::index_sequence<I...>> = true;
-inline constexpr std::size_t max_fields = 32;
-template <class A, std::size_t... N>
-constexpr std::size_t count_fields(std::index_sequence<N...>) {
-    constexpr bool ok[] = {initialisable_from<A, std::make_index_sequence<N>>...};
-    std::size_t count = 0;
-    for (std::size_t k = 0; k < sizeof...(N); ++k)
-        if (ok[k]) count = k;
-    return count;
-}
-template <class A>
-inline constexpr std::size_t field_count = detail::count_fields<A>(std::make_index_sequence<max_fields + 1>{});
-
-// Field I of an aggregate, by reference.
-template <std::size_t I, class A>
-decltype(auto) field_ref(A const& v) {
-    auto refs = boost::pfr::detail::tie_as_tuple(v, boost::pfr::detail::size_t_<field_count<A>>{});
-    return boost::pfr::detail::sequence_tuple::get<I>(refs);
-}
-
+// A plain aggregate: kiln::fields of the converted fields, by position (detail/access.hpp).
 template <class A, class Seq = std::make_index_sequence<field_count<A>>>
 struct aggregate_children;
 template <class A, std::size_t... K>
@@ -516,75 +421,6 @@ std::uint64_t optional_mask(ArgRefs const& args) {
     }(std::make_index_sequence<std::tuple_size_v<ArgRefs>>{});
     return mask;
 }
-
-// ---------------------------------------------------------------------------------------------------
-// Paths at run time: the leaf a parameter is bound to, and its text.
-// ---------------------------------------------------------------------------------------------------
-template <class Path>
-struct path_walk;
-template <std::size_t I, std::size_t Leaf, class... Steps>
-struct path_walk<arg_path<I, Leaf, Steps...>> {
-    template <class Args>
-    static decltype(auto) get(Args const& args) {
-        return walk<Steps...>::get(std::get<I>(args));
-    }
-};
-
-// "args[2].w[0]": a constant, built at compile time; `suffix` is where the steps begin.
-struct path_chars {
-    char chars[256]{};
-    std::size_t size = 0, suffix = 0;
-
-    constexpr void text(std::string_view s) {
-        for (char c : s) chars[size++] = c;
-    }
-    constexpr void number(std::size_t n) {
-        char digits[20]{};
-        std::size_t k = 0;
-        do {
-            digits[k++] = static_cast<char>('0' + n % 10);
-            n /= 10;
-        } while (n > 0);
-        while (k > 0) chars[size++] = digits[--k];
-    }
-    template <class Step>
-    constexpr void step(Step*) {}
-    template <std::size_t K>
-    constexpr void step(path::element<K>*) {
-        text("[");
-        number(K);
-        text("]");
-    }
-    template <std::size_t K>
-    constexpr void step(path::field<K>*) {
-        text(".<");
-        number(K);
-        text(">");
-    }
-    template <class Key>
-    constexpr void step(path::member<Key>*) {
-        text(".");
-        text(Key::c_str());
-    }
-    constexpr std::string_view view() const { return {chars, size}; }
-    constexpr std::string_view steps() const { return {chars + suffix, size - suffix}; }
-};
-
-template <class Path>
-struct path_text_of;
-template <std::size_t I, std::size_t Leaf, class... Steps>
-struct path_text_of<arg_path<I, Leaf, Steps...>> {
-    static constexpr path_chars make() {
-        path_chars p;
-        p.text("args[");
-        p.number(I);
-        p.text("]");
-        p.suffix = p.size;
-        (p.step(static_cast<Steps*>(nullptr)), ...);
-        return p;
-    }
-    static constexpr path_chars value = make();
-};
 
 }  // namespace kiln::detail
 
