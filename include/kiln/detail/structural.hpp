@@ -113,16 +113,14 @@ inline std::string operand_name(long argument) {
                                            long operand_argument, long start_argument, std::string_view dtype,
                                            extent operand) {
     long const length = axis == 0 ? operand.rows : operand.cols;
-    std::string_view const unit = axis == 0 ? "row" : "column";
     std::string msg = "kiln: ";
     msg.append(primitive).append(": start index ").append(std::to_string(start)).append(" (");
-    msg.append(operand_name(start_argument)).append(") is out of range for ").append(operand_name(operand_argument));
-    msg.append(" of shape ").append(dtype).append("[").append(std::to_string(operand.rows)).append(",");
-    msg.append(std::to_string(operand.cols)).append("]: ").append(std::to_string(count)).append(" ").append(unit);
-    msg.append(count == 1 ? "" : "s").append(" from ").append(unit).append(" ").append(std::to_string(start));
-    msg.append(" do not fit in ").append(std::to_string(length)).append("; the start must be in [0,");
-    msg.append(std::to_string(length - count)).append("]");
-    throw shape_error(msg);
+    msg.append(operand_name(start_argument)).append(") is out of range for ").append(std::to_string(count));
+    msg.append(axis == 0 ? " row" : " column").append(count == 1 ? "" : "s").append(" of ");
+    msg.append(operand_name(operand_argument)).append(" of shape ").append(dtype).append("[");
+    msg.append(std::to_string(operand.rows)).append(",").append(std::to_string(operand.cols));
+    msg.append("]: the start must be in [0,").append(std::to_string(length - count));
+    throw shape_error(msg.append("] (kiln does not clamp it as JAX does)"));
 }
 
 }  // namespace kiln::detail

@@ -98,7 +98,8 @@ constexpr auto ones() {
 }
 template <long Rows, long Cols, class T = void, class V>
 constexpr auto full(V const&) {
-    if constexpr (!std::is_void_v<T> && !detail::dtype_ok<T>) return detail::failed_node{};
+    if constexpr (std::is_void_v<T>) return detail::make_node<ops::full_p<2, Rows, Cols, T, false>, V>();
+    else if constexpr (!detail::dtype_ok<T>) return detail::failed_node{};
     else return detail::make_node<ops::full_p<2, Rows, Cols, T, false>, V>();
 }
 template <long N, class T = void, class V>

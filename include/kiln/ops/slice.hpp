@@ -5,8 +5,8 @@
 //   kiln::segment<Start, Count>(v)        Count elements of a vector from Start, as Eigen's segment: v is
 //                                         statically a vector (VectorXd, RowVectorXd, fixed n x 1 or 1 x n)
 // x is rank 2 (a kiln: error for a scalar). A bound outside a fixed-size operand, or negative, is a kiln:
-// compile error; outside a dynamic operand, a kiln::shape_error before anything is evaluated ("[>=3,*]":
-// the operand needs at least 3 rows).
+// compile error; outside a dynamic operand, a kiln::shape_error before anything is evaluated ("[>=6,*]":
+// the operand needs at least 6 rows; only the extents that are too short are given).
 // One primitive: IR `slice[start_indices=(1,0) limit_indices=(3,4)]` (a `*` limit: the operand's whole
 // extent, known at run time), no cost. Never materialised on its own: Eigen reads through the block.
 #ifndef KILN_OPS_SLICE_HPP
@@ -53,9 +53,10 @@ struct slice_p {
     template <class A>
     static constexpr detail::shape_check shape(detail::extent a) {
         detail::shape_check r{result(a)};
-        if (a.rows < need.rows || a.cols < need.cols) {
+        bool const short_rows = a.rows < need.rows, short_cols = a.cols < need.cols;
+        if (short_rows || short_cols) {  // report the extents that are too short, "*" for the others
             r.bad_operand = 0;
-            r.expected = need;
+            r.expected = {short_rows ? need.rows : detail::dynamic, short_cols ? need.cols : detail::dynamic};
             r.kind = detail::expectation::at_least;
         }
         return r;
