@@ -57,9 +57,15 @@ using meta_of_tracer = typename info<typename X::kiln_expr>::operand_meta;
 // The stand-in a user-facing function returns after a kiln: diagnostic, as make_node does.
 using failed_node = tracer<constant<0>>;
 
-// Raises unsupported_dtype unless T is a kiln dtype.
-template <class T>
-inline constexpr bool dtype_ok = raise_if<!dtype<T>, diagnostic::unsupported_dtype, T>::ok;
+// Raises the diagnostic Diag<Ts...> and returns the stand-in, for a user-facing function that checks its
+// operands before making a node: `if constexpr (bad) return detail::fail<diagnostic::needs_vector, ...>();`.
+// The condition is a plain constant, not the diagnostic's own `ok`: clang recovers from the failed
+// static_assert by instantiating both branches, which would raise a second diagnostic.
+template <template <class...> class Diag, class... Ts>
+constexpr failed_node fail() {
+    static_cast<void>(raise_if<true, Diag, Ts...>::ok);
+    return {};
+}
 
 // The axis along which a value is statically a vector: 0 for a column (n x 1; also 1 x 1), 1 for a row
 // (1 x n), -1 when its static extents do not say (a scalar, a matrix, a MatrixXd used as a vector).

@@ -33,23 +33,19 @@ constexpr auto at(V const&) {
     using A = detail::meta_of_tracer<V>;
     constexpr int axis = detail::vector_axis<A>();
     constexpr long row = axis == 0 ? I : 0, col = axis == 0 ? 0 : I;
-    if constexpr (!detail::raise_if<(axis < 0), diagnostic::needs_vector, ops::at_op<I>,
-                                    detail::operand_description<A>>::ok)
-        return detail::failed_node{};
-    else if constexpr (!detail::raise_if<detail::outside<row, col, A>(), diagnostic::out_of_range, ops::at_op<I>,
-                                         detail::operand_description<A>>::ok)
-        return detail::failed_node{};
+    if constexpr (axis < 0)
+        return detail::fail<diagnostic::needs_vector, ops::at_op<I>, detail::operand_description<A>>();
+    else if constexpr (detail::outside<row, col, A>())
+        return detail::fail<diagnostic::out_of_range, ops::at_op<I>, detail::operand_description<A>>();
     else return detail::make_node<ops::squeeze_p, detail::make_node<ops::slice_p<row, 1, col, 1>, V>>();
 }
 template <long Row, long Col, traced_value X>
 constexpr auto at(X const&) {
     using A = detail::meta_of_tracer<X>;
-    if constexpr (!detail::raise_if<(A::rank != 2), diagnostic::needs_matrix, ops::at_op<Row, Col>,
-                                    detail::operand_description<A>>::ok)
-        return detail::failed_node{};
-    else if constexpr (!detail::raise_if<detail::outside<Row, Col, A>(), diagnostic::out_of_range,
-                                         ops::at_op<Row, Col>, detail::operand_description<A>>::ok)
-        return detail::failed_node{};
+    if constexpr (A::rank != 2)
+        return detail::fail<diagnostic::needs_matrix, ops::at_op<Row, Col>, detail::operand_description<A>>();
+    else if constexpr (detail::outside<Row, Col, A>())
+        return detail::fail<diagnostic::out_of_range, ops::at_op<Row, Col>, detail::operand_description<A>>();
     else return detail::make_node<ops::squeeze_p, detail::make_node<ops::slice_p<Row, 1, Col, 1>, X>>();
 }
 }  // namespace kiln

@@ -71,7 +71,7 @@ struct cast_p {
 template <class T, traced_value X>
 constexpr auto cast(X const& x) {
     using A = detail::meta_of_tracer<X>;
-    if constexpr (!detail::dtype_ok<T>) return detail::failed_node{};
+    if constexpr (!dtype<T>) return detail::fail<diagnostic::unsupported_dtype, T>();
     else if constexpr (std::is_same_v<typename A::scalar, T> && !A::weak) return x;
     else return detail::make_node<ops::cast_p<T>, X>();
 }

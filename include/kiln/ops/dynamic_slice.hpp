@@ -111,9 +111,8 @@ template <long Count, traced_value V, class S>
 constexpr auto dynamic_segment(V const&, S const&) {
     using A = detail::meta_of_tracer<V>;
     constexpr int axis = detail::vector_axis<A>();
-    if constexpr (!detail::raise_if<(axis < 0), diagnostic::needs_vector, ops::dynamic_segment_op<Count>,
-                                    detail::operand_description<A>>::ok)
-        return detail::failed_node{};
+    if constexpr (axis < 0)
+        return detail::fail<diagnostic::needs_vector, ops::dynamic_segment_op<Count>, detail::operand_description<A>>();
     else return detail::make_node<detail::dynamic_slice_along<axis, Count, A>, V, S>();
 }
 }  // namespace kiln

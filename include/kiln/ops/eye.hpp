@@ -40,12 +40,12 @@ struct eye_p {
 
 template <long N, class T = double>
 constexpr auto eye() {
-    if constexpr (!detail::dtype_ok<T>) return detail::failed_node{};
+    if constexpr (!dtype<T>) return detail::fail<diagnostic::unsupported_dtype, T>();
     else return detail::make_node<ops::eye_p<N, N, T>>();
 }
 template <long Rows, long Cols, class T = double>
 constexpr auto eye() {
-    if constexpr (!detail::dtype_ok<T>) return detail::failed_node{};
+    if constexpr (!dtype<T>) return detail::fail<diagnostic::unsupported_dtype, T>();
     else return detail::make_node<ops::eye_p<Rows, Cols, T>>();
 }
 }  // namespace kiln

@@ -74,7 +74,7 @@ namespace detail {
 // Rows x Cols of the constant T(Value), strongly typed.
 template <long Rows, long Cols, class T, int Value>
 constexpr auto filled() {
-    if constexpr (!dtype_ok<T>) return failed_node{};
+    if constexpr (!dtype<T>) return fail<diagnostic::unsupported_dtype, T>();
     else return make_node<ops::full_p<2, Rows, Cols, T, false>, std::remove_cvref_t<decltype(c<T(Value)>)>>();
 }
 }  // namespace detail
@@ -99,7 +99,7 @@ constexpr auto ones() {
 template <long Rows, long Cols, class T = void, class V>
 constexpr auto full(V const&) {
     if constexpr (std::is_void_v<T>) return detail::make_node<ops::full_p<2, Rows, Cols, T, false>, V>();
-    else if constexpr (!detail::dtype_ok<T>) return detail::failed_node{};
+    else if constexpr (!dtype<T>) return detail::fail<diagnostic::unsupported_dtype, T>();
     else return detail::make_node<ops::full_p<2, Rows, Cols, T, false>, V>();
 }
 template <long N, class T = void, class V>

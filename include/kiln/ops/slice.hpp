@@ -116,9 +116,8 @@ template <long Start, long Count, traced_value V>
 constexpr auto segment(V const&) {
     using A = detail::meta_of_tracer<V>;
     constexpr int axis = detail::vector_axis<A>();
-    if constexpr (!detail::raise_if<(axis < 0), diagnostic::needs_vector, ops::segment_op<Start, Count>,
-                                    detail::operand_description<A>>::ok)
-        return detail::failed_node{};
+    if constexpr (axis < 0)
+        return detail::fail<diagnostic::needs_vector, ops::segment_op<Start, Count>, detail::operand_description<A>>();
     else return detail::make_node<typename detail::slice_along<axis, Start, Count, A>::type, V>();
 }
 }  // namespace kiln
