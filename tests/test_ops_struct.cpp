@@ -395,7 +395,9 @@ TEST_F(Struct, ElementAccessErrorsAndText) {
 
 TEST_F(Struct, MatrixFromScalarsInReadingOrder) {
     auto skew = kiln::jit([](auto const& k) {
-        auto const k0 = kiln::at<0>(k), k1 = kiln::at<1>(k), k2 = kiln::at<2>(k);
+        auto const k0 = kiln::at<0>(k);
+        auto const k1 = kiln::at<1>(k);
+        auto const k2 = kiln::at<2>(k);
         return kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
                                   k2, 0.0_k, -k0,
                                   -k1, k0, std::integral_constant<int, 0>{});
@@ -409,7 +411,9 @@ TEST_F(Struct, MatrixFromScalarsInReadingOrder) {
     // The cross product through the skew matrix.
     Eigen::Vector3d const u = Eigen::Vector3d::Random();
     auto cross = kiln::jit([](auto const& k, auto const& x) {
-        auto const k0 = kiln::at<0>(k), k1 = kiln::at<1>(k), k2 = kiln::at<2>(k);
+        auto const k0 = kiln::at<0>(k);
+        auto const k1 = kiln::at<1>(k);
+        auto const k2 = kiln::at<2>(k);
         return kiln::matmul(kiln::matrix<3, 3>(0_k, -k2, k1, k2, 0_k, -k0, -k1, k0, 0_k), x);
     });
     expect_close(cross(v3, u), v3.cross(u));

@@ -789,7 +789,9 @@ namespace {
 constexpr auto pose_residual = [](auto const& w, auto const& t, auto const& p, auto const& q) {
     auto const th = kiln::sqrt(kiln::sum(w * w));
     auto const k = w / th;
-    auto const k0 = kiln::at<0>(k), k1 = kiln::at<1>(k), k2 = kiln::at<2>(k);
+    auto const k0 = kiln::at<0>(k);
+    auto const k1 = kiln::at<1>(k);
+    auto const k2 = kiln::at<2>(k);
     auto const skew = kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
                                          k2, kiln::c<0.0>, -k0,
                                          -k1, k0, kiln::c<0.0>);
