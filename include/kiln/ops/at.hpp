@@ -6,7 +6,7 @@
 // 1 x 1 slice and a squeeze (IR `slice[...]` then `squeeze[dimensions=(0,1)]`), and the scalar is
 // materialised, read straight from the operand (or from the fused expression at that one element).
 // Each element is a node of its own, hence a type of its own: declare them one per `auto` (`auto const
-// k0 = at<0>(k); auto const k1 = at<1>(k);`), since one `auto` declaring both does not compile.
+// k0 = at<0>(k); auto const k1 = at<1>(k);`): one `auto` declares values of one type only.
 #ifndef KILN_OPS_AT_HPP
 #define KILN_OPS_AT_HPP
 
