@@ -10,7 +10,12 @@
 #   KILN_BENCH_JOBS        parallel build jobs (default 1: the machine is shared)
 #   KILN_BENCH_REPS        repetitions per benchmark; the tables show the median (default 5)
 #   KILN_BENCH_NATIVE      ON/OFF: -march=native (default ON)
-# Output: <build tree>/results/<binary>.json and <build tree>/results/ratios.md
+#   KILN_BENCH_MALLOC      default: glibc's allocator as users get it (the figures of record);
+#                          steady: glibc told never to give memory back (MALLOC_TRIM_THRESHOLD_) and to
+#                          take buffers up to 32 MB from its heap (MALLOC_MMAP_THRESHOLD_), so no call
+#                          pays page faults for a fresh temporary: what is left is the computation.
+#                          Comparing the two shows how much of a gap is the allocator (see RESULTS.md).
+# Output: <build tree>/results[-steady]/<binary>.json and ratios.md beside them
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,6 +36,14 @@ cmake --build "$dir" -j "$jobs"
 # The binaries bench/CMakeLists.txt builds, in its order.
 mapfile -t binaries < <(sed -n '/^set(KILN_BENCHMARKS/,/^)/{/^ *bench_/s/^ *//p}' bench/CMakeLists.txt)
 results=$dir/results
+case "${KILN_BENCH_MALLOC:-default}" in
+  default) ;;
+  steady)
+    export MALLOC_TRIM_THRESHOLD_=$((1 << 40)) MALLOC_MMAP_THRESHOLD_=$((32 << 20))
+    results=$dir/results-steady
+    ;;
+  *) echo "KILN_BENCH_MALLOC must be default or steady" >&2; exit 2 ;;
+esac
 mkdir -p "$results"
 jsons=()
 for b in "${binaries[@]}"; do
@@ -43,5 +56,9 @@ for b in "${binaries[@]}"; do
 done
 
 echo
-python3 bench/ratios.py "${jsons[@]}" | tee "$results/ratios.md"
+{
+  echo "allocator: ${KILN_BENCH_MALLOC:-default}; $reps repetitions; $("$cxx" --version | head -n 1)"
+  echo
+  python3 bench/ratios.py "${jsons[@]}"
+} | tee "$results/ratios.md"
 echo "(JSON and tables in $results)"
