@@ -2,8 +2,10 @@
 """The Markdown tables of bench/RESULTS.md from Google Benchmark JSON files (one per benchmark binary).
 
 Names follow one scheme in every bench_*.cpp: <workload>_<version>[/<argument>], with version `kiln`,
-`kiln_<variant>` (another way to write the same function with kiln), `expert` or `stepwise`. Each kiln
-version becomes a row, divided by the expert and step-by-step versions of its workload (same argument).
+`kiln_<variant>` (another way to write the same function with kiln), `expert`, `stepwise`, or
+`eigen_<name>` (another hand-written Eigen version worth knowing). Each kiln version becomes a row, divided
+by the expert and step-by-step versions of its workload (same argument); the eigen_<name> versions are
+listed under the table with kiln's time divided by theirs.
 
 Times are the median over repetitions (--benchmark_repetitions=N; aggregates only or not), or the single
 run when there is no aggregate. By default the CPU time of the benchmark's thread: on a shared machine the
@@ -32,7 +34,7 @@ LABELS = {
     "softmax_xent": "softmax cross-entropy, 1000×100, via log_softmax",
     "softmax_xent[lse]": "softmax cross-entropy, 1000×100, via x − logsumexp",
 }
-VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>kiln(?:_(?P<variant>\w+))?|expert|stepwise)$")
+VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen)(?:_(?P<variant>\w+))?|expert|stepwise)$")
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -88,9 +90,14 @@ def fmt_cv(*cvs):
 
 
 def table(times):
-    rows = []
+    rows, notes = [], []
     for name, (ns, cv) in times.items():
         parts = split(name)
+        if parts and parts[1] == "eigen":
+            workload, _, variant, arg = parts
+            kiln = times.get(f"{workload}_kiln{arg}", (None, None))[0]
+            notes.append(f"- {LABELS.get(workload + arg, workload + arg)}: Eigen version `{variant}` "
+                         f"{fmt_time(ns)} (kiln / it = {fmt_ratio(kiln, ns)}, cv {fmt_cv(cv)})")
         if not parts or parts[1] != "kiln":
             continue
         workload, _, variant, arg = parts
@@ -102,7 +109,7 @@ def table(times):
                     f"{fmt_ratio(ns, expert[0])} | {fmt_ratio(ns, stepwise[0])} | {fmt_cv(cv, expert[1])} |")
     head = ("| workload | kiln | expert Eigen | step-by-step Eigen | kiln / expert | kiln / step-by-step | "
             "spread (cv kiln / expert) |\n|---|---|---|---|---|---|---|")
-    return "\n".join([head] + rows)
+    return "\n".join([head] + rows + ([""] + notes if notes else []))
 
 
 def main():
