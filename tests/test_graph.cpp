@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace {
@@ -159,6 +160,61 @@ TEST(Graph, ThirtyLevelSharedChain) {
     for (int i = 0; i < 30; ++i) want = want * want + want;
     Eigen::VectorXd got = kiln::jit(chain30)(x);
     for (Eigen::Index i = 0; i < x.size(); ++i) EXPECT_NEAR(got(i), want(i), 1e-15 * want(i));
+}
+
+// Constant folding and identities happen when a node is made (detail/fold.hpp): the graph never holds
+// them. An identity applies only when it keeps the dtype and shape of the other operand.
+TEST(Graph, ConstantFoldingAndIdentities) {
+    using namespace kiln::literals;
+    MatrixXd x = MatrixXd::Random(3, 4);
+    Eigen::MatrixXf xf = Eigen::MatrixXf::Random(3, 4);
+    Eigen::MatrixXi xi = Eigen::MatrixXi::Constant(3, 4, 7);
+    auto nodes = [](auto const& f, auto const&... args) { return decltype(kiln::trace(f, args...))::num_nodes(); };
+
+    // x + 0, 0 + x, x - 0, x * 1, 1 * x, x / 1 are x; so is x * (c<2> * c<0.5>), folded to x * 1.
+    auto identities = [](auto const& v) {
+        return (((kiln::c<0> + v + kiln::c<0.0>) - 0_k) * kiln::c<1> / std::integral_constant<int, 1>{}) *
+               (kiln::c<2> * kiln::c<0.5>);
+    };
+    EXPECT_EQ(nodes(identities, x), 1u);
+    EXPECT_EQ(kiln::trace(identities, x).as_text(),
+              "kiln graph: 1 arguments, 1 parameters, 1 nodes\n"
+              "  %0 = param args[0] : f64[3,4]\n"
+              "  return %0\n");
+    MatrixXd const same = kiln::jit(identities)(x);
+    EXPECT_EQ(same, x);
+    EXPECT_EQ(nodes(identities, xf), 1u);  // a weak literal keeps f32
+    EXPECT_DOUBLE_EQ(kiln::jit(identities)(2.5), 2.5);
+
+    // Not identities: 0 - x, x * 0 (NaN * 0 is NaN), x / x; int32 * 1.0 is f64 (a convert, not x).
+    EXPECT_EQ(nodes([](auto const& v) { return kiln::c<0> - v; }, x), 3u);
+    EXPECT_EQ(nodes([](auto const& v) { return v * kiln::c<0>; }, x), 3u);
+    auto int_times_one = [](auto const& v) { return v * kiln::c<1.0>; };
+    EXPECT_EQ(nodes(int_times_one, xi), 3u);
+    Eigen::MatrixXd const widened = kiln::jit(int_times_one)(xi);
+    EXPECT_EQ(widened, xi.cast<double>());
+
+    // A row stretched by + 0 over a matrix is not the row: no identity when the shape changes.
+    Eigen::RowVectorXd row = Eigen::RowVectorXd::Random(4);
+    auto stretched = [](auto const& r, auto const& m) { return r + m * kiln::c<0.0>; };
+    EXPECT_EQ(nodes(stretched, row, x), 5u);
+
+    // Constant-only subexpressions become one constant, in the promoted dtype.
+    auto folded = [](auto const& v) { return v * ((kiln::c<2> + kiln::c<3>) * -kiln::c<0.5>); };
+    EXPECT_EQ(nodes(folded, x), 3u);
+    EXPECT_NE(kiln::trace(folded, x).as_text().find("= constant -2.5 : f64[]"), std::string::npos)
+        << kiln::trace(folded, x).as_text();
+    MatrixXd const scaled = kiln::jit(folded)(x);
+    EXPECT_EQ(scaled, (x * -2.5).eval());
+    using six = std::remove_cvref_t<decltype(kiln::c<6>)>;
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(2_k * 3_k)>, six>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(kiln::c<7> / kiln::c<2>)>,
+                  std::remove_cvref_t<decltype(kiln::c<3.5>)>>);  // integers divide as reals
+
+    // Not a constant expression: 1.0 / 0 stays an operation, and evaluates to inf at run time.
+    auto inf = [](auto const& v) { return v + kiln::c<1.0> / kiln::c<0>; };
+    EXPECT_EQ(nodes(inf, 1.0), 5u);
+    EXPECT_EQ(kiln::jit(inf)(1.0), std::numeric_limits<double>::infinity());
 }
 
 }  // namespace

@@ -55,6 +55,7 @@ struct plan_data {
     std::array<std::size_t, O> outputs{};          // node of each output
     std::array<int, N> output_uses{};              // how many outputs are node j
     std::array<std::size_t, N> owner{};            // whose temporary node j is written into
+    std::array<bool, N> rereads{};                 // node j's fused expression reads some value twice
     std::size_t num_params = 0, num_materialised = 0, num_buffers = 0;
 };
 
@@ -135,6 +136,32 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         for (std::size_t i = 0; i < n; ++i) p.num_buffers += p.materialise[i] && p.owner[i] == i;
     }
 
+    // A materialised node whose fused expression reads one stored value (an argument or a temporary)
+    // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
+    // out-of-line assignment loop the reads are distinct references and each costs a load per element.
+    static constexpr void find_rereads(data& p, node_kind const* kind) {
+        std::array<std::size_t, n> cluster{}, seen{};
+        for (std::size_t j = 0; j < n; ++j) {
+            if (!p.materialise[j]) continue;
+            std::size_t size = 0, top = 0;
+            cluster[size++] = j;
+            while (top < size && !p.rereads[j]) {
+                std::size_t const u = cluster[top++];
+                for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
+                    std::size_t const v = p.edges[c];
+                    if (kind[v] == node_kind::constant) continue;
+                    if (kind[v] == node_kind::computed && !p.materialise[v]) {
+                        cluster[size++] = v;
+                    } else if (seen[v] == j + 1) {
+                        p.rereads[j] = true;
+                    } else {
+                        seen[v] = j + 1;
+                    }
+                }
+            }
+        }
+    }
+
     // The result type is spelled out, not `data`: a variable declared from it would be typed by the alias,
     // and debug information would then name the alias's scope, planner<graph<...>>, whose name is
     // exponential in the graph's depth.
@@ -162,6 +189,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             p.num_materialised += p.materialise[i];
         }
         assign_buffers(p, kind, rank, mask);
+        find_rereads(p, kind);
         return p;
     }
 };

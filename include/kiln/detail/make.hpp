@@ -2,10 +2,12 @@
 // It turns each operand into a node type (a traced value's node, or a constant for a compile-time
 // constant), rejects run-time values with a kiln: diagnostic before any graph type is printed, and
 // instantiates the new node's info now, so shape errors surface at the line that wrote the operation.
+// Constant operations and identities are simplified away here (detail/fold.hpp).
 #ifndef KILN_DETAIL_MAKE_HPP
 #define KILN_DETAIL_MAKE_HPP
 
 #include <kiln/constant.hpp>
+#include <kiln/detail/fold.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
@@ -45,7 +47,7 @@ struct node_from {
 template <class Primitive, class... Operands>
 struct node_from<true, Primitive, Operands...> {
     using node_type = node<Primitive, typename to_node<Operands>::type...>;
-    using type = std::conditional_t<rule_accepts<node_type>::value, node_type, constant<0>>;
+    using type = std::conditional_t<rule_accepts<node_type>::value, typename simplify<node_type>::type, constant<0>>;
 };
 
 // The traced value Primitive(operands...), or after a diagnostic a stand-in constant: what every

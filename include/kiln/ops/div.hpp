@@ -14,7 +14,9 @@ struct div_p : detail::elementwise_binary<div_p> {
     static constexpr double cost = 1;  // flops per element
     static constexpr bool comparison = false;
     static constexpr bool floating = true;
-    static auto apply(auto const& a, auto const& b) { return a / b; }
+    static constexpr bool folds = true;
+    static constexpr int right_identity = 1;
+    static constexpr auto apply(auto const& a, auto const& b) { return a / b; }
 };
 }  // namespace ops
 

@@ -14,7 +14,9 @@ struct mul_p : detail::elementwise_binary<mul_p> {
     static constexpr double cost = 1;  // flops per element
     static constexpr bool comparison = false;
     static constexpr bool floating = false;
-    static auto apply(auto const& a, auto const& b) { return a * b; }
+    static constexpr bool folds = true;
+    static constexpr int left_identity = 1, right_identity = 1;
+    static constexpr auto apply(auto const& a, auto const& b) { return a * b; }
 };
 }  // namespace ops
 

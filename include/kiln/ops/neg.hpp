@@ -13,7 +13,8 @@ struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr std::string_view name = "neg";
     static constexpr double cost = 1;
     static constexpr bool floating = false;
-    static auto apply(auto const& x) { return -x; }
+    static constexpr bool folds = true;
+    static constexpr auto apply(auto const& x) { return -x; }
 };
 }  // namespace ops
 

@@ -1,0 +1,65 @@
+// Constant folding and algebraic identities, applied when a node is created (so the graph never holds
+// them, and CSE sees the simplified node):
+// - every operand a constant, and the primitive says `folds = true`: the node is the constant
+//   apply(operands) in the node's dtype (c<2> * c<0.5> is c<1.0>). An operation whose value is not a
+//   constant expression (c<1.0> / c<0>, an integer overflow) is left as a node.
+// - x op e = x when e is the primitive's `right_identity` (x + 0, x - 0, x * 1, x / 1), e op x = x for
+//   its `left_identity` (0 + x, 1 * x), but only when the node's dtype and shape are exactly x's: an
+//   identity never changes a value's type (int32 * c<1.0> is f64 in JAX, and stays a node).
+//   As in XLA's simplifier, x + 0 is x, so -0.0 + 0 keeps its sign.
+// A primitive opts in by declaring these members; apply must then be constexpr.
+#ifndef KILN_DETAIL_FOLD_HPP
+#define KILN_DETAIL_FOLD_HPP
+
+#include <kiln/detail/node.hpp>
+
+#include <type_traits>
+
+namespace kiln::detail {
+
+template <auto V>
+struct value_tag {};
+
+// Whether P applied to the constants Vs, in dtype S, is a constant expression.
+template <class P, class S, auto... Vs>
+concept foldable = P::folds && requires { typename value_tag<static_cast<S>(P::apply(static_cast<S>(Vs)...))>; };
+
+template <class A, class B>
+inline constexpr bool same_type_and_shape = std::is_same_v<typename A::scalar, typename B::scalar> &&
+                                            A::rank == B::rank && A::rows == B::rows && A::cols == B::cols &&
+                                            A::weak == B::weak;
+
+// x is an identity of P on that side when P declares one and the constant equals it.
+template <class P, class N>
+struct is_right_identity : std::false_type {};
+template <class P, auto V>
+    requires requires { P::right_identity; }
+struct is_right_identity<P, constant<V>> : std::bool_constant<V == P::right_identity> {};
+template <class P, class N>
+struct is_left_identity : std::false_type {};
+template <class P, auto V>
+    requires requires { P::left_identity; }
+struct is_left_identity<P, constant<V>> : std::bool_constant<V == P::left_identity> {};
+
+template <class N>
+struct simplify {
+    using type = N;
+};
+template <class P, auto... Vs>
+    requires foldable<P, typename info<node<P, constant<Vs>...>>::scalar, Vs...>
+struct simplify<node<P, constant<Vs>...>> {
+    using S = typename info<node<P, constant<Vs>...>>::scalar;
+    using type = constant<static_cast<S>(P::apply(static_cast<S>(Vs)...))>;
+};
+template <class P, class X, class E>
+    requires(!(info<X>::kind == node_kind::constant && info<E>::kind == node_kind::constant))
+struct simplify<node<P, X, E>> {
+    using I = info<node<P, X, E>>;
+    using type = std::conditional_t<
+        is_right_identity<P, E>::value && same_type_and_shape<I, info<X>>, X,
+        std::conditional_t<is_left_identity<P, X>::value && same_type_and_shape<I, info<E>>, E, node<P, X, E>>>;
+};
+
+}  // namespace kiln::detail
+
+#endif
