@@ -9,6 +9,8 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cmath>
+
 namespace {
 
 using Eigen::MatrixXd;
@@ -110,15 +112,72 @@ BENCHMARK(chain_kiln);
 BENCHMARK(chain_expert);
 BENCHMARK(chain_stepwise);
 
-// --- 3x3 pose residual (ns per call): placeholder ---------------------------------------------------------
-// Workload 3 of issue 3, to be filled in when its primitives (being written on another branch) land:
-// the residual of a rigid 3-D pose on fixed-size Eigen types, r = R(w) * p + t - q, with R(w) the rotation
-// of an axis-angle vector w (Rodrigues), p, q, t Vector3d. Measured in ns per call, so kiln's fixed cost per
-// call (extent bookkeeping, which must vanish for fixed sizes) is what is tested. Versions, as above:
-//   pose_residual_kiln      kiln::jit of the residual written with kiln's primitives
-//   pose_residual_expert    Eigen::AngleAxisd(w.norm(), w.normalized()) * p + t - q, one expression
-//   pose_residual_stepwise  a named Matrix3d / Vector3d per intermediate (K, K*K, R, R*p, ...)
-// Verify as the others (kiln_bench::require_close in the setup), register the three with BENCHMARK, and
-// the row appears in ratios.py's table by itself.
+// --- 3x3 pose residual (ns per call) -------------------------------------------------------------------
+// The oracle's pose_residual: ||R(w) p + t - q||^2 with R(w) the rotation of the axis-angle vector w
+// (Rodrigues: I + sin(th) K + (1 - cos(th)) K K, K the skew matrix of w / |w|), on fixed-size Eigen types.
+// Measured in ns per call, so kiln's fixed cost per call (extent bookkeeping, which must vanish for fixed
+// sizes) is what is tested.
+using Eigen::Matrix3d;
+using Eigen::Vector3d;
+struct pose_data {
+    Vector3d w{0.3, -0.2, 0.5}, t{0.1, 0.7, -0.4}, p{-0.5, 0.2, 0.9}, q{0.3, 0.3, -0.8};
+};
+
+auto const pose_residual = [](auto const& w, auto const& t, auto const& p, auto const& q) {
+    auto const th = kiln::sqrt(kiln::sum(w * w));
+    auto const k = w / th;
+    auto const k0 = kiln::at<0>(k);
+    auto const k1 = kiln::at<1>(k);
+    auto const k2 = kiln::at<2>(k);
+    auto const skew = kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
+                                         k2, kiln::c<0.0>, -k0,
+                                         -k1, k0, kiln::c<0.0>);
+    auto const rot = kiln::eye<3>() + kiln::sin(th) * skew + (kiln::c<1> - kiln::cos(th)) * kiln::matmul(skew, skew);
+    auto const r = kiln::matmul(rot, p) + t - q;
+    return kiln::sum(r * r);
+};
+auto const pose_jit = kiln::jit(pose_residual);
+
+double pose_by_kiln(pose_data const& d) { return pose_jit(d.w, d.t, d.p, d.q); }
+double pose_by_expert(pose_data const& d) {
+    double const th = d.w.norm();
+    Vector3d const k = d.w / th;
+    Matrix3d K;
+    K << 0, -k.z(), k.y(), k.z(), 0, -k.x(), -k.y(), k.x(), 0;
+    Matrix3d const rot = Matrix3d::Identity() + std::sin(th) * K + (1 - std::cos(th)) * (K * K);
+    return (rot * d.p + d.t - d.q).squaredNorm();
+}
+double pose_by_stepwise(pose_data const& d) {
+    double const th = std::sqrt(d.w.cwiseProduct(d.w).sum());
+    Vector3d const k = d.w / th;
+    Matrix3d K;
+    K << 0, -k(2), k(1), k(2), 0, -k(0), -k(1), k(0), 0;
+    Matrix3d const KK = K * K;
+    Matrix3d const sK = std::sin(th) * K;
+    Matrix3d const cKK = (1 - std::cos(th)) * KK;
+    Matrix3d const rot = Matrix3d::Identity() + sK + cKK;
+    Vector3d const rp = rot * d.p;
+    Vector3d const r = rp + d.t - d.q;
+    return r.cwiseProduct(r).sum();
+}
+
+template <double (*Version)(pose_data const&)>
+void pose_run(benchmark::State& state) {
+    pose_data d;
+    double const want = pose_by_expert(d);
+    kiln_bench::require_close("pose_residual: kiln vs expert", pose_by_kiln(d), want);
+    kiln_bench::require_close("pose_residual: stepwise vs expert", pose_by_stepwise(d), want);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(d.w.data());  // the inputs may change between calls
+        double const out = Version(d);
+        benchmark::DoNotOptimize(out);
+    }
+}
+void pose_residual_kiln(benchmark::State& state) { pose_run<pose_by_kiln>(state); }
+void pose_residual_expert(benchmark::State& state) { pose_run<pose_by_expert>(state); }
+void pose_residual_stepwise(benchmark::State& state) { pose_run<pose_by_stepwise>(state); }
+BENCHMARK(pose_residual_kiln);
+BENCHMARK(pose_residual_expert);
+BENCHMARK(pose_residual_stepwise);
 
 }  // namespace
