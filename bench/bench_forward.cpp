@@ -2,9 +2,14 @@
 //   *_expert:   what an Eigen expert writes: one fused expression per value that must be stored.
 //   *_stepwise: what most users write: a named MatrixXd per intermediate.
 // Report ratios (kiln / expert, kiln / stepwise) with bench/ratios.py; never read one number alone.
+// Each workload's versions are compared in the benchmark's setup (bench_check.hpp): a disagreement aborts.
+#include "bench_check.hpp"
+
 #include <kiln/kiln.hpp>
 
 #include <benchmark/benchmark.h>
+
+#include <cmath>
 
 namespace {
 
@@ -21,35 +26,39 @@ auto const mlp = [](auto const& x, auto const& w1, auto const& b1, auto const& w
     return kiln::matmul(kiln::tanh(kiln::matmul(x, w1) + b1), w2) + b2;
 };
 
-void mlp_kiln(benchmark::State& state) {
-    mlp_data d;
-    auto f = kiln::jit(mlp);
+auto const mlp_jit = kiln::jit(mlp);
+
+MatrixXd mlp_by_kiln(mlp_data const& d) { return mlp_jit(d.x, d.w1, d.b1, d.w2, d.b2); }
+MatrixXd mlp_by_expert(mlp_data const& d) {
+    MatrixXd h = d.x * d.w1;
+    h = (h.rowwise() + d.b1).array().tanh().matrix();
+    MatrixXd out = h * d.w2;
+    out.rowwise() += d.b2;
+    return out;
+}
+MatrixXd mlp_by_stepwise(mlp_data const& d) {
+    MatrixXd z1 = d.x * d.w1;
+    MatrixXd a1 = z1.rowwise() + d.b1;
+    MatrixXd h = a1.array().tanh().matrix();
+    MatrixXd z2 = h * d.w2;
+    MatrixXd out = z2.rowwise() + d.b2;
+    return out;
+}
+
+template <MatrixXd (*Version)(mlp_data const&)>
+void mlp_run(benchmark::State& state) {
+    mlp_data const d;
+    MatrixXd const want = mlp_by_expert(d);
+    kiln_bench::require_close("mlp: kiln vs expert", mlp_by_kiln(d), want);
+    kiln_bench::require_close("mlp: stepwise vs expert", mlp_by_stepwise(d), want);
     for (auto _ : state) {
-        MatrixXd out = f(d.x, d.w1, d.b1, d.w2, d.b2);
+        MatrixXd out = Version(d);
         benchmark::DoNotOptimize(out.data());
     }
 }
-void mlp_expert(benchmark::State& state) {
-    mlp_data d;
-    for (auto _ : state) {
-        MatrixXd h = d.x * d.w1;
-        h = (h.rowwise() + d.b1).array().tanh().matrix();
-        MatrixXd out = h * d.w2;
-        out.rowwise() += d.b2;
-        benchmark::DoNotOptimize(out.data());
-    }
-}
-void mlp_stepwise(benchmark::State& state) {
-    mlp_data d;
-    for (auto _ : state) {
-        MatrixXd z1 = d.x * d.w1;
-        MatrixXd a1 = z1.rowwise() + d.b1;
-        MatrixXd h = a1.array().tanh().matrix();
-        MatrixXd z2 = h * d.w2;
-        MatrixXd out = z2.rowwise() + d.b2;
-        benchmark::DoNotOptimize(out.data());
-    }
-}
+void mlp_kiln(benchmark::State& state) { mlp_run<mlp_by_kiln>(state); }
+void mlp_expert(benchmark::State& state) { mlp_run<mlp_by_expert>(state); }
+void mlp_stepwise(benchmark::State& state) { mlp_run<mlp_by_stepwise>(state); }
 BENCHMARK(mlp_kiln);
 BENCHMARK(mlp_expert);
 BENCHMARK(mlp_stepwise);
@@ -67,36 +76,108 @@ auto const chain20 = [](auto const& x) {
 };
 Eigen::VectorXd chain_input() { return Eigen::VectorXd::LinSpaced(100000, 1e-6, 1e-3); }
 
-void chain_kiln(benchmark::State& state) {
-    Eigen::VectorXd x = chain_input();
-    auto f = kiln::jit(chain20);
+auto const chain_jit = kiln::jit(chain20);
+
+Eigen::VectorXd chain_by_kiln(Eigen::VectorXd const& x) { return chain_jit(x); }
+Eigen::VectorXd chain_by_expert(Eigen::VectorXd const& x) {
+    Eigen::VectorXd y = x;
+    for (int i = 0; i < 20; ++i) y = (y.array() * y.array() + y.array()).matrix();
+    return y;
+}
+Eigen::VectorXd chain_by_stepwise(Eigen::VectorXd const& x) {
+    Eigen::VectorXd y = x;
+    for (int i = 0; i < 20; ++i) {
+        Eigen::VectorXd sq = y.array() * y.array();
+        Eigen::VectorXd next = sq + y;
+        y = next;
+    }
+    return y;
+}
+
+template <Eigen::VectorXd (*Version)(Eigen::VectorXd const&)>
+void chain_run(benchmark::State& state) {
+    Eigen::VectorXd const x = chain_input();
+    Eigen::VectorXd const want = chain_by_expert(x);
+    kiln_bench::require_close("chain: kiln vs expert", chain_by_kiln(x), want);
+    kiln_bench::require_close("chain: stepwise vs expert", chain_by_stepwise(x), want);
     for (auto _ : state) {
-        Eigen::VectorXd out = f(x);
+        Eigen::VectorXd out = Version(x);
         benchmark::DoNotOptimize(out.data());
     }
 }
-void chain_expert(benchmark::State& state) {
-    Eigen::VectorXd x = chain_input();
-    for (auto _ : state) {
-        Eigen::VectorXd y = x;
-        for (int i = 0; i < 20; ++i) y = (y.array() * y.array() + y.array()).matrix();
-        benchmark::DoNotOptimize(y.data());
-    }
-}
-void chain_stepwise(benchmark::State& state) {
-    Eigen::VectorXd x = chain_input();
-    for (auto _ : state) {
-        Eigen::VectorXd y = x;
-        for (int i = 0; i < 20; ++i) {
-            Eigen::VectorXd sq = y.array() * y.array();
-            Eigen::VectorXd next = sq + y;
-            y = next;
-        }
-        benchmark::DoNotOptimize(y.data());
-    }
-}
+void chain_kiln(benchmark::State& state) { chain_run<chain_by_kiln>(state); }
+void chain_expert(benchmark::State& state) { chain_run<chain_by_expert>(state); }
+void chain_stepwise(benchmark::State& state) { chain_run<chain_by_stepwise>(state); }
 BENCHMARK(chain_kiln);
 BENCHMARK(chain_expert);
 BENCHMARK(chain_stepwise);
+
+// --- 3x3 pose residual (ns per call) -------------------------------------------------------------------
+// The oracle's pose_residual: ||R(w) p + t - q||^2 with R(w) the rotation of the axis-angle vector w
+// (Rodrigues: I + sin(th) K + (1 - cos(th)) K K, K the skew matrix of w / |w|), on fixed-size Eigen types.
+// Measured in ns per call, so kiln's fixed cost per call (extent bookkeeping, which must vanish for fixed
+// sizes) is what is tested.
+using Eigen::Matrix3d;
+using Eigen::Vector3d;
+struct pose_data {
+    Vector3d w{0.3, -0.2, 0.5}, t{0.1, 0.7, -0.4}, p{-0.5, 0.2, 0.9}, q{0.3, 0.3, -0.8};
+};
+
+auto const pose_residual = [](auto const& w, auto const& t, auto const& p, auto const& q) {
+    auto const th = kiln::sqrt(kiln::sum(w * w));
+    auto const k = w / th;
+    auto const k0 = kiln::at<0>(k);
+    auto const k1 = kiln::at<1>(k);
+    auto const k2 = kiln::at<2>(k);
+    auto const skew = kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
+                                         k2, kiln::c<0.0>, -k0,
+                                         -k1, k0, kiln::c<0.0>);
+    auto const rot = kiln::eye<3>() + kiln::sin(th) * skew + (kiln::c<1> - kiln::cos(th)) * kiln::matmul(skew, skew);
+    auto const r = kiln::matmul(rot, p) + t - q;
+    return kiln::sum(r * r);
+};
+auto const pose_jit = kiln::jit(pose_residual);
+
+double pose_by_kiln(pose_data const& d) { return pose_jit(d.w, d.t, d.p, d.q); }
+double pose_by_expert(pose_data const& d) {
+    double const th = d.w.norm();
+    Vector3d const k = d.w / th;
+    Matrix3d K;
+    K << 0, -k.z(), k.y(), k.z(), 0, -k.x(), -k.y(), k.x(), 0;
+    Matrix3d const rot = Matrix3d::Identity() + std::sin(th) * K + (1 - std::cos(th)) * (K * K);
+    return (rot * d.p + d.t - d.q).squaredNorm();
+}
+double pose_by_stepwise(pose_data const& d) {
+    double const th = std::sqrt(d.w.cwiseProduct(d.w).sum());
+    Vector3d const k = d.w / th;
+    Matrix3d K;
+    K << 0, -k(2), k(1), k(2), 0, -k(0), -k(1), k(0), 0;
+    Matrix3d const KK = K * K;
+    Matrix3d const sK = std::sin(th) * K;
+    Matrix3d const cKK = (1 - std::cos(th)) * KK;
+    Matrix3d const rot = Matrix3d::Identity() + sK + cKK;
+    Vector3d const rp = rot * d.p;
+    Vector3d const r = rp + d.t - d.q;
+    return r.cwiseProduct(r).sum();
+}
+
+template <double (*Version)(pose_data const&)>
+void pose_run(benchmark::State& state) {
+    pose_data d;
+    double const want = pose_by_expert(d);
+    kiln_bench::require_close("pose_residual: kiln vs expert", pose_by_kiln(d), want);
+    kiln_bench::require_close("pose_residual: stepwise vs expert", pose_by_stepwise(d), want);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(d.w.data());  // the inputs may change between calls
+        double const out = Version(d);
+        benchmark::DoNotOptimize(out);
+    }
+}
+void pose_residual_kiln(benchmark::State& state) { pose_run<pose_by_kiln>(state); }
+void pose_residual_expert(benchmark::State& state) { pose_run<pose_by_expert>(state); }
+void pose_residual_stepwise(benchmark::State& state) { pose_run<pose_by_stepwise>(state); }
+BENCHMARK(pose_residual_kiln);
+BENCHMARK(pose_residual_expert);
+BENCHMARK(pose_residual_stepwise);
 
 }  // namespace

@@ -1,24 +1,129 @@
 #!/usr/bin/env python3
-"""Ratios from a Google Benchmark JSON file: for each workload W with benchmarks W_kiln, W_expert and
-W_stepwise, print a Markdown row with the times and kiln/expert, kiln/stepwise.
-Usage: bench_forward --benchmark_format=json --benchmark_repetitions=5 > out.json; ratios.py out.json"""
+"""The Markdown tables of bench/RESULTS.md from Google Benchmark JSON files (one per benchmark binary).
+
+Names follow one scheme in every bench_*.cpp: <workload>_<version>[/<argument>], with version `kiln`,
+`kiln_<variant>` (another way to write the same function with kiln), `expert`, `stepwise`, or
+`eigen_<name>` (another hand-written Eigen version worth knowing). Each kiln version becomes a row, divided
+by the expert and step-by-step versions of its workload (same argument); the eigen_<name> versions are
+listed under the table with kiln's time divided by theirs.
+
+Times are the median over repetitions (--benchmark_repetitions=N; aggregates only or not), or the single
+run when there is no aggregate. By default the CPU time of the benchmark's thread: on a shared machine the
+wall-clock time also counts the time other jobs held the core (--time real to use it anyway). The last
+column is the coefficient of variation of the kiln and expert repetitions: a ratio within a few of those
+percent of 1 is "the same speed".
+
+Usage: ratios.py [--time cpu|real] out1.json [out2.json ...]
+       (bench/run_benchmarks.sh writes the files and calls this)
+"""
+import argparse
 import json
+import os
+import re
 import sys
 
-runs = json.load(open(sys.argv[1]))["benchmarks"]
-# Median over repetitions when present, else the single run.
-times = {}
-for r in runs:
-    if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
-        continue
-    name = r.get("run_name", r["name"])
-    if r.get("run_type") == "aggregate" or name not in times:
-        times[name] = r["real_time"] if r["time_unit"] == "ns" else r["real_time"] * {"us": 1e3, "ms": 1e6, "s": 1e9}[r["time_unit"]]
+# How RESULTS.md names a workload; anything not listed is printed under its benchmark name.
+LABELS = {
+    "mlp": "MLP forward, batch 256, 64→128→10, tanh",
+    "chain": "shared chain y = y*y + y, 20 levels, 1e5 elements",
+    "elementwise/1000": "exp(-x·x)·y + 0.5·x, 1e3 elements",
+    "elementwise/1000000": "exp(-x·x)·y + 0.5·x, 1e6 elements",
+    "elementwise_sin/1000": "exp(-x·x)·sin(y) + 0.5·x, 1e3 elements (scalar sin)",
+    "elementwise_sin/1000000": "exp(-x·x)·sin(y) + 0.5·x, 1e6 elements (scalar sin)",
+    "logsumexp_rows": "logsumexp along rows, 1000×100",
+    "softmax_xent": "softmax cross-entropy, 1000×100, via log_softmax",
+    "softmax_xent[lse]": "softmax cross-entropy, 1000×100, via x − logsumexp",
+}
+VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen)(?:_(?P<variant>\w+))?|expert|stepwise)$")
+UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
-workloads = sorted({n.rsplit("_", 1)[0] for n in times if n.endswith("_kiln")})
-print("| workload | kiln | expert Eigen | step-by-step Eigen | kiln / expert | kiln / step-by-step |")
-print("|---|---|---|---|---|---|")
-fmt = lambda ns: f"{ns / 1e3:.1f} us" if ns >= 1e3 else f"{ns:.0f} ns"
-for w in workloads:
-    k, e, s = times.get(w + "_kiln"), times.get(w + "_expert"), times.get(w + "_stepwise")
-    print(f"| {w} | {fmt(k)} | {fmt(e)} | {fmt(s)} | {k / e:.3f} | {k / s:.3f} |")
+
+def load(path, which):
+    """{benchmark name: (median ns, cv or None)} and the binary's name, from one JSON file."""
+    with open(path) as f:
+        doc = json.load(f)
+    medians, singles, cvs = {}, {}, {}
+    for r in doc.get("benchmarks", []):
+        name = r.get("run_name", r["name"])
+        if r.get("error_occurred"):
+            sys.exit(f"ratios.py: {path}: {name} failed: {r.get('error_message', '')}")
+        kind = r.get("run_type")
+        if kind == "aggregate":
+            agg = r.get("aggregate_name")
+            if agg == "median":
+                medians[name] = r[which] * UNIT_NS[r["time_unit"]]
+            elif agg == "cv":
+                cvs[name] = r[which]  # a fraction, no unit
+        elif name not in singles:
+            singles[name] = r[which] * UNIT_NS[r["time_unit"]]
+    times = {n: (medians.get(n, t), cvs.get(n)) for n, t in {**singles, **medians}.items()}
+    binary = os.path.basename(doc.get("context", {}).get("executable", path))
+    return binary, times
+
+
+def split(name):
+    """'softmax_xent_kiln_lse' -> ('softmax_xent', 'kiln', 'lse', ''); 'elementwise_kiln/1000' -> (..., '/1000')."""
+    head, _, arg = name.partition("/")
+    m = VERSION.match(head)
+    if not m:
+        return None
+    return m["workload"], m["version"].split("_")[0], m["variant"] or "", "/" + arg if arg else ""
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.1f} us"
+    return f"{ns:.0f} ns"
+
+
+def fmt_ratio(a, b):
+    return f"{a / b:.3f}" if a is not None and b is not None else "—"
+
+
+def fmt_cv(*cvs):
+    shown = [f"{100 * c:.0f}%" for c in cvs if c is not None]
+    return " / ".join(shown) if shown else "—"
+
+
+def table(times):
+    rows, notes = [], []
+    for name, (ns, cv) in times.items():
+        parts = split(name)
+        if parts and parts[1] == "eigen":
+            workload, _, variant, arg = parts
+            kiln = times.get(f"{workload}_kiln{arg}", (None, None))[0]
+            notes.append(f"- {LABELS.get(workload + arg, workload + arg)}: Eigen version `{variant}` "
+                         f"{fmt_time(ns)} (kiln / it = {fmt_ratio(kiln, ns)}, cv {fmt_cv(cv)})")
+        if not parts or parts[1] != "kiln":
+            continue
+        workload, _, variant, arg = parts
+        expert = times.get(f"{workload}_expert{arg}", (None, None))
+        stepwise = times.get(f"{workload}_stepwise{arg}", (None, None))
+        key = workload + arg + (f"[{variant}]" if variant else "")
+        label = LABELS.get(key, key)
+        rows.append(f"| {label} | {fmt_time(ns)} | {fmt_time(expert[0])} | {fmt_time(stepwise[0])} | "
+                    f"{fmt_ratio(ns, expert[0])} | {fmt_ratio(ns, stepwise[0])} | {fmt_cv(cv, expert[1])} |")
+    head = ("| workload | kiln | expert Eigen | step-by-step Eigen | kiln / expert | kiln / step-by-step | "
+            "spread (cv kiln / expert) |\n|---|---|---|---|---|---|---|")
+    return "\n".join([head] + rows + ([""] + notes if notes else []))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--time", choices=["cpu", "real"], default="cpu", help="which time to compare (default: cpu)")
+    ap.add_argument("json", nargs="+", help="Google Benchmark JSON files (--benchmark_out_format=json)")
+    args = ap.parse_args()
+    which = "cpu_time" if args.time == "cpu" else "real_time"
+    for path in args.json:
+        binary, times = load(path, which)
+        print(f"### `{binary}` ({args.time} time, median)\n")
+        print(table(times))
+        print()
+
+
+if __name__ == "__main__":
+    main()

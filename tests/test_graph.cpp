@@ -217,4 +217,25 @@ TEST(Graph, ConstantFoldingAndIdentities) {
     EXPECT_EQ(kiln::jit(inf)(1.0), std::numeric_limits<double>::infinity());
 }
 
+// matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of
+// its own), so kiln materialises an elementwise operand of matmul itself, in the buffer of the first
+// product that dies there: the MLP's hidden layer needs one buffer, not two.
+TEST(Graph, ElementwiseOperandOfMatmulIsStoredInADyingBuffer) {
+    MatrixXd x = MatrixXd::Random(16, 4), w1 = MatrixXd::Random(4, 8), w2 = MatrixXd::Random(8, 3);
+    RowVectorXd b1 = RowVectorXd::Random(8);
+    auto mlp = [](auto const& x_, auto const& w1_, auto const& b1_, auto const& w2_) {
+        return kiln::matmul(kiln::tanh(kiln::matmul(x_, w1_) + b1_), w2_);
+    };
+    using T = decltype(kiln::trace(mlp, x, w1, b1, w2));
+    static_assert(T::num_nodes() == 8);  // 4 params, matmul, add, tanh, matmul
+    static_assert(T::is_materialised(4) && !T::is_materialised(5) && T::is_materialised(6) && T::is_materialised(7));
+    static_assert(T::num_buffers() == 2);  // tanh is written over the first product; the output has its own
+    MatrixXd const out = kiln::jit(mlp)(x, w1, b1, w2);
+    MatrixXd const expected = ((x * w1).rowwise() + b1).array().tanh().matrix() * w2;
+    EXPECT_LT((out - expected).norm(), 1e-12 * expected.norm());
+    // A transpose is read by GEMM in place: it stays fused.
+    auto gram = [](auto const& a) { return kiln::matmul(kiln::transpose(a), a); };
+    static_assert(decltype(kiln::trace(gram, x))::num_materialised() == 1);
+}
+
 }  // namespace

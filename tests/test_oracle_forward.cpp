@@ -9,11 +9,9 @@
 // A missing or unreadable file FAILS every test here, with the path in the message: it never skips.
 //
 // Mirrored: elementwise_chain, logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf,
-// matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args,
+// matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args, pose_residual,
 // optional_bias_present, optional_bias_absent (b a std::optional: one graph per case, each pruned).
-// Not mirrored yet (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here):
-//   pose_residual          needs sin, cos, sqrt and element access      -> the issue adding the full primitive set
-//                          (k[0], building a 3x3 from elements)
+// Every case is mirrored (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here).
 //
 // Notes on the mirrors:
 // - Broadcasting in kiln is decided by static extents only, so the 1 x n biases of mlp_mse are passed as
@@ -23,6 +21,8 @@
 // - normal_logpdf's 0.5 * log(2 pi) is the correctly rounded constant; Python's 0.5 * math.log(2 * math.pi)
 //   is 1 ulp below it, far inside the tolerance.
 // - shared_dag is checked as one 12-level graph and as three 4-level graphs (see OracleForward.SharedDag).
+// - pose_residual builds the skew matrix with kiln::at and kiln::matrix<3, 3>, as cases.py stacks k[i]; its
+//   0 * k[0] entries are the constant 0 (the same value: k is finite).
 #include <kiln/kiln.hpp>
 
 #include <gtest/gtest.h>
@@ -506,8 +506,8 @@ TEST(OracleForward, EveryCaseIsClassified) {
                                                "mlp_mse",           "logistic",       "normal_logpdf",
                                                "matmul_frobenius",  "column_center",  "unused_param",
                                                "shared_dag",        "scalar_args",    "leaky_relu_max",
-                                               "optional_bias_present", "optional_bias_absent"};
-    std::vector<std::string> const skipped = {"pose_residual"};
+                                               "pose_residual",     "optional_bias_present", "optional_bias_absent"};
+    std::vector<std::string> const skipped = {};
     Json const& cases = o.root.at("cases");
     for (std::string const& name : cases.keys) {
         bool const known = std::find(mirrored.begin(), mirrored.end(), name) != mirrored.end() ||
@@ -783,6 +783,40 @@ TEST(OracleForward, LeakyReluMax) {
     y.require_shape({5, 5});
     expect_oracle(kiln::jit(leaky_relu_max)(matrix(x), matrix(y)), *c);
     expect_oracle(kiln::jit(leaky_relu_max)(fixed<5, 5>(x), row_major_map(y)), *c);
+}
+
+// pose_residual: w, t, p, q 3-vectors; || R(w) p + t - q ||^2 with R from the axis-angle w (Rodrigues)
+namespace {
+constexpr auto pose_residual = [](auto const& w, auto const& t, auto const& p, auto const& q) {
+    auto const th = kiln::sqrt(kiln::sum(w * w));
+    auto const k = w / th;
+    auto const k0 = kiln::at<0>(k);
+    auto const k1 = kiln::at<1>(k);
+    auto const k2 = kiln::at<2>(k);
+    auto const skew = kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
+                                         k2, kiln::c<0.0>, -k0,
+                                         -k1, k0, kiln::c<0.0>);
+    auto const rot = kiln::eye<3>() + kiln::sin(th) * skew + (kiln::c<1> - kiln::cos(th)) * kiln::matmul(skew, skew);
+    auto const r = kiln::matmul(rot, p) + t - q;
+    return kiln::sum(r * r);
+};
+}  // namespace
+
+TEST(OracleForward, PoseResidual) {
+    Json const* c = oracle_case("pose_residual");
+    ASSERT_NE(c, nullptr);
+    Tensor const w = input(*c, "w"), t = input(*c, "t"), p = input(*c, "p"), q = input(*c, "q");
+    for (Tensor const* v : {&w, &t, &p, &q}) v->require_shape({3});
+    expect_oracle(kiln::jit(pose_residual)(column_vector(w), column_vector(t), column_vector(p), column_vector(q)), *c);
+}
+
+TEST(OracleForward, PoseResidualFixedSize) {
+    Json const* c = oracle_case("pose_residual");
+    ASSERT_NE(c, nullptr);
+    Tensor const w = input(*c, "w"), t = input(*c, "t"), p = input(*c, "p"), q = input(*c, "q");
+    // fixed 3-vectors, as a robotics residual is written; one a Map over the oracle's buffer
+    Eigen::Map<Eigen::Vector3d const> const qm(q.data.data());
+    expect_oracle(kiln::jit(pose_residual)(fixed<3, 1>(w), fixed<3, 1>(t), fixed<3, 1>(p), qm), *c);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -84,6 +84,49 @@ struct negative_integer_power {
                   "exponent floating-point (kiln::c<-2.0>)");
 };
 
+template <class Primitive, class... Operands>
+struct out_of_range {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: a compile-time index or slice bound is out of range for the operand's fixed shape (or "
+                  "negative); the primitive with its bounds and each operand's argument index and shape are the "
+                  "template arguments of kiln::diagnostic::out_of_range below");
+};
+
+template <class Primitive, class Expected, class Given>
+struct wrong_operand_count {
+    static_assert(detail::fails<Primitive, Expected, Given>,
+                  "kiln: wrong number of operands: matrix<R, C> takes R * C scalars in row-major reading order, "
+                  "concatenate at least one value; the primitive, the expected and the given count are the "
+                  "template arguments of kiln::diagnostic::wrong_operand_count below");
+};
+
+template <class Primitive, class... Operands>
+struct size_mismatch {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: the operand's number of elements does not fit: reshape<R, C> keeps it (R * C elements; "
+                  "one of R, C may be -1 and is inferred, the other must divide the size) and squeeze needs "
+                  "exactly one; the primitive and the operand's argument index and shape are the template "
+                  "arguments of kiln::diagnostic::size_mismatch below");
+};
+
+template <class Primitive>
+struct needs_fixed_extents {
+    static_assert(detail::fails<Primitive>,
+                  "kiln: eye, zeros, ones and full take fixed, non-negative extents (kiln::zeros<2, 3>()); for "
+                  "the shape of a value known only at run time write zeros_like(x), ones_like(x) or "
+                  "full_like(x, c)");
+};
+
+template <class Type>
+struct unsupported_dtype {
+    static_assert(detail::fails<Type>,
+                  "kiln: this type is not a kiln dtype: use double, float, std::int32_t, std::int64_t or bool "
+                  "(the type is the template argument of kiln::diagnostic::unsupported_dtype below)");
+};
+
+template <std::size_t N>
+struct operand_count {};
+
 template <class RuntimeType>
 struct runtime_value_in_graph {
     static_assert(detail::fails<RuntimeType>,

@@ -182,8 +182,14 @@ std::string shape_text(extent e) {
     return detail::shape_text(dtype_name<typename M::scalar>(), M::rank, e);
 }
 
-inline std::string expected_text(extent e) {
-    auto dim = [](long d) { return d < 0 ? std::string("*") : std::to_string(d); };
+// "[3,*]", "[>=3,*]" (a slice reads up to row 3), "a shape of 12 elements" (reshape).
+inline std::string expected_text(extent e, expectation kind = expectation::shape) {
+    if (kind == expectation::elements) {
+        if (e.rows >= 0 && e.cols >= 0) return "a shape of " + std::to_string(e.rows * e.cols) + " elements";
+        return "a shape whose size is a multiple of " + std::to_string(e.rows >= 0 ? e.rows : e.cols);
+    }
+    std::string const bound = kind == expectation::at_least ? ">=" : "";
+    auto dim = [&](long d) { return d < 0 ? std::string("*") : bound + std::to_string(d); };
     return std::string("[").append(dim(e.rows)).append(",").append(dim(e.cols)).append("]");
 }
 
@@ -193,7 +199,7 @@ inline std::string expected_text(extent e) {
     auto const bad = static_cast<std::size_t>(check.bad_operand);
     std::string msg = "kiln: shape mismatch in ";
     msg.append(primitive).append(": ").append(names[bad]).append(" has shape ").append(shapes[bad]);
-    msg.append(" but ").append(expected_text(check.expected)).append(" was expected (%").append(std::to_string(node));
+    msg.append(" but ").append(expected_text(check.expected, check.kind)).append(" was expected (%").append(std::to_string(node));
     msg.append(" =");
     for (std::size_t k = 0; k < arity; ++k)
         msg.append(" ").append(names[k]).append(" ").append(shapes[k]).append(k + 1 < arity ? "," : "");

@@ -29,6 +29,19 @@ struct graph {
     using output_tree = OutputTree;
 };
 
+// Whether a primitive reads its operands from memory (matmul: Eigen's GEMM evaluates an expression
+// operand into a temporary of its own). Such a node's elementwise operands are materialised by kiln
+// instead, so the temporary can be an operand's that dies there (buffer reuse) and no extra buffer is live.
+// Asked of the primitive, never of a node's info: clang records a failed requirement with the text of
+// its types, and a node's name is exponential in the depth of a shared graph (measured: the 30-level
+// chain test went from seconds to over 10 minutes and 9 GB).
+template <class P>
+struct primitive_reads_from_memory : std::bool_constant<requires { requires P::operands_in_memory; }> {};
+template <class N>
+struct reads_from_memory : std::false_type {};
+template <class P, class... Children>
+struct reads_from_memory<node<P, Children...>> : primitive_reads_from_memory<P> {};
+
 template <class N>
 using is_param_node = std::bool_constant<info<N>::kind == node_kind::param>;
 // Parameters in argument order, and within an argument in the depth-first order of its pytree.
@@ -182,15 +195,19 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         constexpr std::size_t outputs[] = {position_in<Os, map>::value...};
         for (std::size_t o = 0; o < sizeof...(Os); ++o) p.outputs[o] = outputs[o];
         for (std::size_t i = 0; i < sizeof...(Os); ++i) ++p.output_uses[p.outputs[i]];
+        constexpr bool from_memory[] = {reads_from_memory<Ns>::value...};
+        constexpr bool pointwise[] = {info<Ns>::pointwise...};
+        std::array<bool, n> in_memory{};  // read from memory by its user
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
                 ++p.uses[p.edges[c]];
                 if (mask[i] & (1u << (c - p.first[i]))) p.broadcast[p.edges[c]] = true;
+                if (from_memory[i] && pointwise[p.edges[c]]) in_memory[p.edges[c]] = true;
             }
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
-            p.materialise[i] = kind[i] == node_kind::computed &&
-                               (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] || p.output_uses[i] > 0);
+            p.materialise[i] = kind[i] == node_kind::computed && (rank[i] == 0 || always[i] || p.uses[i] > 1 ||
+                                                                  p.broadcast[i] || p.output_uses[i] > 0 || in_memory[i]);
             p.num_materialised += p.materialise[i];
         }
         assign_buffers(p, kind, rank, mask);

@@ -30,11 +30,15 @@ struct extent {
 inline constexpr long dynamic = -1;
 
 // What a shape rule says: the result's extents, or which operand does not fit and what was expected
-// of it (-1: anything).
+// of it (-1: anything). `expected` is the shape itself, or for `at_least` lower bounds of its extents (a
+// slice reads up to there), or for `elements` a number of elements in any shape (expected.rows *
+// expected.cols; a dynamic extent there means a multiple of the other, as reshape<-1, C> needs).
+enum class expectation { shape, at_least, elements };
 struct shape_check {
     extent out{};
     int bad_operand = -1;
     extent expected{dynamic, dynamic};
+    expectation kind = expectation::shape;
 };
 
 // Leaves and interior nodes.

@@ -23,11 +23,11 @@ struct log_softmax_p : detail::normalisation<log_softmax_p<Axis>, Axis> {
         using T = typename log_softmax_p::template rule<A>::scalar;
         auto const src = log_softmax_p::template source<T>(dst, out, x);
         if (dst.size() == 0) return;
-        using Vec = std::conditional_t<Axis == 0, Eigen::Array<T, 1, Eigen::Dynamic>, Eigen::Array<T, Eigen::Dynamic, 1>>;
-        Vec const m = detail::reducing<Axis>(src).maxCoeff();
-        Vec const lse =
-            detail::reducing<Axis>((detail::broadcasting<Axis>(src) - m).unaryExpr(detail::exp_or_zero_op<T>{})).sum().log();
-        dst.array() = detail::broadcasting<Axis>(detail::broadcasting<Axis>(src) - m) - lse;  // JAX's rounding
+        auto const m = detail::max_along<Axis>(src);
+        auto const lse = detail::exp_sums_along<Axis>(src, m).log().eval();
+        auto d = dst.array();
+        for (Eigen::Index j = 0; j < d.cols(); ++j)  // (x - m) - lse: JAX's rounding
+            d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)) - detail::for_column<Axis>(lse, j);
     }
 
     // max, subtract, exp, add, subtract per element; a log per vector

@@ -65,11 +65,10 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
 
     template <class Dst, class V>
     static void along_axis(Dst& dst, V const& v) {
-        using T = typename V::Scalar;
-        using Vec = std::conditional_t<Axis == 0, Eigen::Array<T, 1, Eigen::Dynamic>, Eigen::Array<T, Eigen::Dynamic, 1>>;
-        Vec m = detail::reducing<Axis>(v).maxCoeff();  // vectorised; a unaryExpr here would not be
+        auto m = detail::max_along<Axis>(v);
         for (Eigen::Index k = 0; k < m.size(); ++k) m(k) = shift(m(k));
-        auto const lse = m + detail::reducing<Axis>((detail::broadcasting<Axis>(v) - m).unaryExpr(detail::exp_or_zero_op<T>{})).sum().log();
+        auto const sums = detail::exp_sums_along<Axis>(v, m);
+        auto const lse = m + sums.log();
         if constexpr (Axis == 0 && !KeepDims) dst.array() = lse.transpose();
         else dst.array() = lse;
     }

@@ -1,5 +1,6 @@
 // matmul: the matrix product a b of an m x k and a k x n operand (vectors are k x 1 or 1 x k).
-// Always materialised: Eigen's GEMM writes it straight into its temporary.
+// Always materialised: Eigen's GEMM writes it straight into its temporary. An elementwise operand is
+// materialised first (where an operand's dying buffer can hold it), as GEMM would copy it anyway.
 #ifndef KILN_OPS_MATMUL_HPP
 #define KILN_OPS_MATMUL_HPP
 
@@ -13,6 +14,7 @@ namespace kiln {
 namespace ops {
 struct matmul_p {
     static constexpr std::string_view name = "matmul";
+    static constexpr bool operands_in_memory = true;  // GEMM would copy an expression operand anyway
 
     template <class A, class B>
     static constexpr detail::shape_check shape(detail::extent a, detail::extent b) {

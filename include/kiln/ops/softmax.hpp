@@ -22,13 +22,14 @@ struct softmax_p : detail::normalisation<softmax_p<Axis>, Axis> {
         using T = typename softmax_p::template rule<A>::scalar;
         auto const src = softmax_p::template source<T>(dst, out, x);
         if (dst.size() == 0) return;
-        using Vec = std::conditional_t<Axis == 0, Eigen::Array<T, 1, Eigen::Dynamic>, Eigen::Array<T, Eigen::Dynamic, 1>>;
-        Vec const m = detail::reducing<Axis>(src).maxCoeff();
-        dst.array() = (detail::broadcasting<Axis>(src) - m).unaryExpr(detail::exp_or_zero_op<T>{});
-        Vec const inv = detail::reducing<Axis>(dst.array()).sum().inverse();
-        detail::broadcasting<Axis>(dst.array()) *= inv;
+        auto const m = detail::max_along<Axis>(src);
+        auto d = dst.array();
+        for (Eigen::Index j = 0; j < d.cols(); ++j)
+            d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)).unaryExpr(detail::exp_or_zero_op<T>{});
+        // no exp here: Eigen vectorises these partial sums either way
+        detail::axis_vector<Axis, T> const inv = detail::reducing<Axis>(d).sum().inverse();
+        for (Eigen::Index j = 0; j < d.cols(); ++j) d.col(j) *= detail::for_column<Axis>(inv, j);
     }
-
     // max, subtract, exp, add, multiply per element; an inverse per vector
     static constexpr double flops(detail::extent out, detail::extent a) {
         return 24.0 * static_cast<double>(a.rows * a.cols) + static_cast<double>(Axis == 0 ? out.cols : out.rows);

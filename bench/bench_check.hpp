@@ -1,0 +1,51 @@
+// What every benchmark source shares: before anything is timed, kiln and the hand-written Eigen versions
+// must compute the same numbers, or the binary stops. A benchmark can then never report the speed of a
+// wrong kernel (a fusion that reads the wrong operand is fast too).
+//
+// Pattern used by every bench_*.cpp: per workload, one function per version that returns its result
+// (kiln, expert, stepwise); a verify() that runs all three on the benchmark's data and calls
+// require_close; each benchmark calls verify() in its setup and then times the very same function.
+#ifndef KILN_BENCH_CHECK_HPP
+#define KILN_BENCH_CHECK_HPP
+
+#include <Eigen/Core>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace kiln_bench {
+
+// Largest |a - b| / max(1, |b|) over the elements; infinity when the shapes differ or a value is NaN.
+template <class A, class B>
+double max_rel_diff(Eigen::DenseBase<A> const& a, Eigen::DenseBase<B> const& b) {
+    if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+    double worst = 0;
+    for (Eigen::Index j = 0; j < a.cols(); ++j)
+        for (Eigen::Index i = 0; i < a.rows(); ++i) {
+            double const x = static_cast<double>(a(i, j)), y = static_cast<double>(b(i, j));
+            double const d = std::abs(x - y) / std::max(1.0, std::abs(y));
+            if (!(d <= worst)) worst = std::isnan(d) ? INFINITY : d;  // NaN compares false: caught here
+        }
+    return worst;
+}
+inline double max_rel_diff(double a, double b) {
+    double const d = std::abs(a - b) / std::max(1.0, std::abs(b));
+    return std::isnan(d) ? INFINITY : d;
+}
+
+// Stops the program (before any timing) when `got` and `want` differ by more than `tol` (relative, as
+// above). `what` names the workload and the two versions, e.g. "softmax_xent: kiln vs expert".
+template <class A, class B>
+void require_close(char const* what, A const& got, B const& want, double tol = 1e-12) {
+    double const d = max_rel_diff(got, want);
+    if (d <= tol) return;
+    std::fprintf(stderr, "kiln bench: %s disagree (max relative difference %g > %g); not timing a wrong kernel\n",
+                 what, d, tol);
+    std::abort();
+}
+
+}  // namespace kiln_bench
+
+#endif

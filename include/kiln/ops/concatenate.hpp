@@ -1,0 +1,97 @@
+// concatenate<Axis>(a, b, ...): rank-2 values joined along an axis (JAX's lax.concatenate):
+// concatenate<0> stacks them top to bottom (same number of columns), concatenate<1> side by side (same
+// number of rows). The dtypes promote together, as jnp.concatenate does. Fixed extents that differ along
+// the other axis are a kiln: compile error; dynamic ones a kiln::shape_error before anything is
+// evaluated, naming the operand that does not fit, what was expected and every operand's shape. No
+// operand, or a scalar one, is a kiln: compile error. Always materialised: each operand is written into
+// its block of the temporary. IR `concatenate[dimension=0]`, no cost.
+#ifndef KILN_OPS_CONCATENATE_HPP
+#define KILN_OPS_CONCATENATE_HPP
+
+#include <kiln/detail/eigen.hpp>
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/structural.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+template <int Axis>
+struct concatenate_p {
+    static_assert(Axis == 0 || Axis == 1, "kiln: an axis is 0 (rows) or 1 (columns)");
+    static constexpr std::string_view name = "concatenate";
+    static constexpr std::string_view attrs() { return Axis == 0 ? "dimension=0" : "dimension=1"; }
+
+    // The joined extent of operands e[0..n): along Axis the sum, across it the first known extent, which
+    // every other operand must have (the first that does not is reported).
+    template <std::size_t N>
+    static constexpr detail::shape_check join(detail::extent const (&e)[N]) {
+        detail::shape_check r{};
+        long along = 0, across = detail::dynamic;
+        for (std::size_t k = 0; k < N; ++k) {
+            long const a = Axis == 0 ? e[k].rows : e[k].cols, c = Axis == 0 ? e[k].cols : e[k].rows;
+            along = along < 0 || a < 0 ? detail::dynamic : along + a;
+            if (!detail::extents_compatible(across, c) && r.bad_operand < 0) {
+                r.bad_operand = static_cast<int>(k);
+                r.expected = Axis == 0 ? detail::extent{detail::dynamic, across} : detail::extent{across, detail::dynamic};
+            }
+            across = detail::extent_merge(across, c);
+        }
+        r.out = Axis == 0 ? detail::extent{along, across} : detail::extent{across, along};
+        return r;
+    }
+
+    template <class... A>
+    static constexpr detail::shape_check shape(auto... e) {
+        if constexpr (sizeof...(e) == 0) {
+            return {};
+        } else {
+            detail::extent const es[] = {e...};
+            return join(es);
+        }
+    }
+
+    template <class... A>
+    struct rule : detail::structural_rule<typename detail::promote_all<A...>::type, detail::promote_all<A...>::weak, 2,
+                                          shape<A...>(detail::static_extent<A>()...).out.rows,
+                                          shape<A...>(detail::static_extent<A>()...).out.cols> {
+        static constexpr bool always_materialise = true;
+        static constexpr bool checked = std::conditional_t<
+            (sizeof...(A) == 0),
+            detail::raise_if<true, diagnostic::wrong_operand_count, concatenate_p, diagnostic::operand_count<1>,
+                             diagnostic::operand_count<0>>,
+            std::conditional_t<((A::rank != 2) || ...),
+                               detail::raise_if<true, diagnostic::needs_matrix, concatenate_p,
+                                                detail::operand_description<A>...>,
+                               detail::raise_if<(shape<A...>(detail::static_extent<A>()...).bad_operand >= 0),
+                                                diagnostic::incompatible_shapes, concatenate_p,
+                                                detail::operand_description<A>...>>>::ok;
+    };
+
+    template <class... A, class Dst, class... X>
+    static void assign(Dst& dst, detail::extent out, X const&... x) {
+        using T = typename rule<A...>::scalar;
+        dst.resize(out.rows, out.cols);
+        long offset = 0;
+        auto put = [&](auto const& v) {
+            long const n = Axis == 0 ? static_cast<long>(v.rows()) : static_cast<long>(v.cols());
+            if constexpr (Axis == 0) dst.block(offset, 0, n, out.cols).array() = detail::as_array(detail::cast_to<T>(v));
+            else dst.block(0, offset, out.rows, n).array() = detail::as_array(detail::cast_to<T>(v));
+            offset += n;
+            return 0;
+        };
+        [[maybe_unused]] int const expand[] = {put(x)...};
+    }
+
+    static constexpr double flops(detail::extent, auto...) { return 0; }
+};
+}  // namespace ops
+
+template <int Axis, class... X>
+constexpr auto concatenate(X const&...) {
+    return detail::make_node<ops::concatenate_p<Axis>, X...>();
+}
+}  // namespace kiln
+
+#endif

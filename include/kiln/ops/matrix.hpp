@@ -1,0 +1,68 @@
+// A small matrix built from scalars, written in row-major reading order, as on paper:
+//   kiln::matrix<3, 3>(c<0.0>, -k2, k1,
+//                      k2, c<0.0>, -k0,
+//                      -k1, k0, c<0.0>)      the skew matrix of k
+//   kiln::vector(s0, s1, s2)                  a 3 x 1 column (kiln's vector form)
+// Each operand is a scalar: a traced rank-0 value or a compile-time constant (c<V>, the _k literal,
+// std::integral_constant). They promote together as binary operations do (a literal takes the dtype of
+// the traced scalars). A wrong number of operands, or one that is not a scalar, is a kiln: compile error.
+// Always materialised (the elements are written into the fixed-size temporary one by one). IR `matrix`
+// (JAX has no single primitive for it: jnp.array of traced scalars broadcasts each one and concatenates
+// them), no cost.
+#ifndef KILN_OPS_MATRIX_HPP
+#define KILN_OPS_MATRIX_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/structural.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+template <long Rows, long Cols>
+struct matrix_p {
+    static_assert(Rows >= 1 && Cols >= 1, "kiln: matrix<R, C> needs R >= 1 and C >= 1");
+    static constexpr std::string_view name = "matrix";
+
+    template <class... S>
+    struct rule : detail::structural_rule<typename detail::promote_all<S...>::type, detail::promote_all<S...>::weak, 2,
+                                          Rows, Cols> {
+        static constexpr bool always_materialise = true;
+        static constexpr bool checked = std::conditional_t<
+            (sizeof...(S) != static_cast<std::size_t>(Rows * Cols)),
+            detail::raise_if<true, diagnostic::wrong_operand_count, matrix_p,
+                             diagnostic::operand_count<static_cast<std::size_t>(Rows * Cols)>,
+                             diagnostic::operand_count<sizeof...(S)>>,
+            detail::raise_if<((S::rank != 0) || ...), diagnostic::needs_scalar, matrix_p,
+                             detail::operand_description<S>...>>::ok;
+    };
+
+    template <class... S>
+    static constexpr detail::shape_check shape(auto...) {
+        return {{Rows, Cols}};
+    }
+
+    template <class... S, class Dst, class... X>
+    static void assign(Dst& dst, detail::extent, X const&... x) {
+        using T = typename rule<S...>::scalar;
+        T const values[] = {static_cast<T>(x)...};
+        for (long r = 0; r < Rows; ++r)
+            for (long c = 0; c < Cols; ++c) dst(r, c) = values[r * Cols + c];
+    }
+
+    static constexpr double flops(detail::extent, auto...) { return 0; }
+};
+}  // namespace ops
+
+template <long Rows, long Cols, class... S>
+constexpr auto matrix(S const&...) {
+    return detail::make_node<ops::matrix_p<Rows, Cols>, S...>();
+}
+template <class... S>
+constexpr auto vector(S const&...) {
+    return detail::make_node<ops::matrix_p<static_cast<long>(sizeof...(S)), 1>, S...>();
+}
+}  // namespace kiln
+
+#endif

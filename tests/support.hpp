@@ -1,0 +1,52 @@
+// Helpers shared by kiln's unit tests: closeness of Eigen results, the text of a kiln::shape_error, and
+// one line of a traced graph's IR text. (test_ops, test_ops_reduce and test_shapes still hold copies of
+// their own; they can include this instead.)
+#ifndef KILN_TESTS_SUPPORT_HPP
+#define KILN_TESTS_SUPPORT_HPP
+
+#include <kiln/kiln.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+
+namespace kiln_test {
+
+// Elementwise |actual - expected| <= rel * (1 + |expected|); infinities must be equal.
+template <class A, class B>
+void expect_close(A const& actual, B const& expected, double rel = 1e-13) {
+    ASSERT_EQ(actual.rows(), expected.rows());
+    ASSERT_EQ(actual.cols(), expected.cols());
+    for (Eigen::Index i = 0; i < actual.rows(); ++i)
+        for (Eigen::Index j = 0; j < actual.cols(); ++j) {
+            double const e = static_cast<double>(expected(i, j)), a = static_cast<double>(actual(i, j));
+            if (std::isinf(e)) EXPECT_EQ(a, e) << "at " << i << "," << j;
+            else EXPECT_NEAR(a, e, rel * (1 + std::abs(e))) << "at " << i << "," << j;
+        }
+}
+
+// The message of the kiln::shape_error f() throws, or "no shape_error".
+template <class F>
+std::string shape_error_of(F&& f) {
+    try {
+        f();
+    } catch (kiln::shape_error const& e) {
+        return e.what();
+    }
+    return "no shape_error";
+}
+
+// The line of node `node` in the IR text, without its leading spaces and newline.
+template <class F, class... Args>
+std::string ir_line(F const& f, int node, Args const&... args) {
+    std::string const text = kiln::trace(f, args...).as_text();
+    std::string const key = "  %" + std::to_string(node) + " = ";
+    auto const at = text.find(key);
+    if (at == std::string::npos) return "no node %" + std::to_string(node) + " in:\n" + text;
+    return text.substr(at + 2, text.find('\n', at) - at - 2);
+}
+
+}  // namespace kiln_test
+
+#endif
