@@ -92,6 +92,8 @@ template <template <class...> class Tuple, class... Ts>
 struct holds_tracer<Tuple<Ts...>> : std::disjunction<holds_tracer<std::remove_cvref_t<Ts>>...> {};
 template <class T, std::size_t N>
 struct holds_tracer<std::array<T, N>> : holds_tracer<T> {};
+template <class S, class... Ts>
+struct holds_tracer<fields<S, Ts...>> : std::disjunction<holds_tracer<std::remove_cvref_t<Ts>>...> {};
 
 // One graph per combination of present and absent std::optional arguments (2^k for k of them), all
 // instantiated; a call runs the one its arguments select, so they must return the same type.

@@ -95,6 +95,8 @@ extent param_extent(Args const& args) {
 template <class K, std::size_t I, class Ctx>
 decltype(auto) value(Ctx& ctx);
 
+
+
 template <class K, std::size_t I>
 inline constexpr std::size_t arity_of = plan_of<K>.first[I + 1] - plan_of<K>.first[I];
 template <class K, std::size_t I, std::size_t J>
@@ -113,20 +115,26 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     static shape_check shape(std::array<extent, N> const& ext) {
         return primitive::template shape<meta_at<K, operand_of<K, I, J>>...>(ext[operand_of<K, I, J>]...);
     }
+    // The operands' values, or for an operand read for its extents only (see graph.hpp), a placeholder.
+    template <std::size_t Slot, class Ctx>
+    static decltype(auto) operand(Ctx& ctx) {
+        if constexpr (primitive_shape_only<primitive>::value & (1u << Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
+        else return detail::value<K, operand_of<K, I, Slot>>(ctx);
+    }
     template <class Ctx>
     static auto lower(Ctx& ctx) {
-        return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(
-            ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
+        return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I],
+                                                                              node_eval::operand<J>(ctx)...);
     }
     template <class Ctx>
     static void materialise(Ctx& ctx) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
         if constexpr (requires {
                           primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
-                              dst, ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
+                              dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
                       }) {
-            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
-                dst, ctx.ext[I], detail::value<K, operand_of<K, I, J>>(ctx)...);
+            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I],
+                                                                           node_eval::operand<J>(ctx)...);
         } else if constexpr (meta_at<K, I>::rank == 0) {
             dst = node_eval::lower(ctx);
         } else {
@@ -151,6 +159,7 @@ decltype(auto) value(Ctx& ctx) {
     using In = info<node_of<K, I>>;
     if constexpr (In::kind == node_kind::param) return detail::param_value<typename In::path, meta_at<K, I>>(ctx.args);
     else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
+    else if constexpr (is_alias<node_of<K, I>>::value) return detail::value<K, operand_of<K, I, 0>>(ctx);
     else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     else return node_eval<K, I>::lower(ctx);
 }

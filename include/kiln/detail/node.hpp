@@ -29,6 +29,12 @@ struct extent {
 };
 inline constexpr long dynamic = -1;
 
+// What a primitive's lowering receives for an operand it reads the extents of only (the x of
+// full_like(x, v), of size(x)): its extents at run time.
+struct shape_only_operand {
+    extent ext;
+};
+
 // What a shape rule says: the result's extents, or which operand does not fit and what was expected
 // of it (-1: anything). `expected` is the shape itself, or for `at_least` lower bounds of its extents (a
 // slice reads up to there), or for `elements` a number of elements in any shape (expected.rows *

@@ -7,6 +7,7 @@
 #ifndef KILN_DETAIL_OUTPUTS_HPP
 #define KILN_DETAIL_OUTPUTS_HPP
 
+#include <kiln/arguments.hpp>
 #include <kiln/detail/meta.hpp>
 #include <kiln/detail/node.hpp>
 #include <kiln/errors.hpp>
@@ -33,6 +34,11 @@ template <class First, class Second>
 struct out_pair {
     static constexpr std::size_t leaves = First::leaves + Second::leaves;
 };
+// A plain aggregate struct A built from its fields (what kiln::fields<A, ...> becomes).
+template <class A, class... Children>
+struct out_struct {
+    static constexpr std::size_t leaves = (std::size_t{0} + ... + Children::leaves);
+};
 template <class Element, std::size_t N>
 struct out_array {
     static constexpr std::size_t leaves = N * Element::leaves;
@@ -51,6 +57,11 @@ struct outputs_of<R> : std::true_type {
     using tree = out_leaf;
 };
 
+template <class A>
+struct out_struct_of {
+    template <class... Children>
+    using type = out_struct<A, Children...>;
+};
 template <template <class...> class Tree, class... Children>
 struct outputs_of_children : std::bool_constant<(Children::value && ...)> {
     using exprs = boost::mp11::mp_append<typename Children::exprs...>;
@@ -61,6 +72,9 @@ struct outputs_of<std::tuple<Rs...>> : outputs_of_children<out_tuple, outputs_of
 template <class R1, class R2>
 struct outputs_of<std::pair<R1, R2>>
     : outputs_of_children<out_pair, outputs_of<std::remove_cvref_t<R1>>, outputs_of<std::remove_cvref_t<R2>>> {};
+template <class A, class... Rs>
+struct outputs_of<fields<A, Rs...>>
+    : outputs_of_children<out_struct_of<A>::template type, outputs_of<std::remove_cvref_t<Rs>>...> {};
 template <class R, std::size_t N>
 struct outputs_of<std::array<R, N>> : outputs_of<R> {
     using exprs = boost::mp11::mp_repeat_c<typename outputs_of<R>::exprs, N>;
@@ -93,6 +107,15 @@ struct build_output<out_tuple<Children...>, First> {
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
             return std::make_tuple(
                 build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf)...);
+        }(std::index_sequence_for<Children...>{});
+    }
+};
+template <class A, class... Children, std::size_t First>
+struct build_output<out_struct<A, Children...>, First> {
+    template <class Leaf>
+    static A make(Leaf const& leaf) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return A{build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf)...};
         }(std::index_sequence_for<Children...>{});
     }
 };

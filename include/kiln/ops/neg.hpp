@@ -15,6 +15,10 @@ struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr bool floating = false;
     static constexpr bool folds = true;
     static constexpr auto apply(auto const& x) { return -x; }
+    // d(-x)/dx = -1
+    static constexpr auto chain(auto g, auto, auto) {
+        return -g;
+    }
 };
 }  // namespace ops
 

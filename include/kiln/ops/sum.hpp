@@ -14,6 +14,15 @@ struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr bool floating = false;
     static auto all(auto const& v) { return v.sum(); }
     static auto along(auto const& v) { return v.sum(); }
+    // The derivative of a sum spreads the cotangent over what was summed.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x) {
+        return sum_p::spread(ct, x);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return sum_p::same(t);
+    }
 };
 }  // namespace ops
 

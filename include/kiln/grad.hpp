@@ -1,0 +1,357 @@
+// Differentiation: kiln::grad, value_and_grad, vjp and jvp, as JAX spells them.
+//
+//   auto g  = kiln::grad(loss);                       // d loss / d argument 0
+//   auto g1 = kiln::grad(loss, kiln::argnums<1>);     // d loss / d argument 1
+//   auto [v, g] = kiln::jit(kiln::value_and_grad(loss))(params, X, Y);   // g has the type of params
+//   auto [y, y_dot] = kiln::jvp(f, std::tuple(x), std::tuple(t));
+//   auto [y, back] = kiln::vjp(f, x);  auto [x_bar] = back(y_bar);
+//
+// Each transform returns a function that can be traced again: jit(grad(f)), grad(grad(f)), the
+// transform of a function that calls jitted functions. Called on traced values it builds the derivative
+// into the graph being traced (detail/autodiff.hpp); called on Eigen values and scalars it is jitted.
+//
+// The differentiated arguments are marked as `wrt` nodes, fresh for each transform and argument leaf, so a
+// derivative counts only the uses that go through the argument: a function that reads the same value
+// another way too (a captured traced value, one value passed as two arguments) is differentiated as
+// JAX would (no perturbation confusion).
+#ifndef KILN_GRAD_HPP
+#define KILN_GRAD_HPP
+
+#include <kiln/arguments.hpp>
+#include <kiln/detail/autodiff.hpp>
+#include <kiln/detail/make.hpp>
+#include <kiln/errors.hpp>
+#include <kiln/jit.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/ops/wrt.hpp>
+#include <kiln/path.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace kiln {
+
+// Which arguments to differentiate with respect to: kiln::argnums<0> (the default), kiln::argnums<0, 2>
+// (the gradient is then a std::tuple, one element per index).
+template <std::size_t... I>
+struct argnums_t {};
+template <std::size_t... I>
+inline constexpr argnums_t<I...> argnums{};
+
+// The function returns std::pair(value, aux) (or a tuple of two): only value is differentiated, and aux is
+// returned beside the gradient, as JAX's has_aux=True.
+struct has_aux_t {};
+inline constexpr has_aux_t has_aux{};
+
+namespace detail {
+
+// The leaf Leaf of argument Arg of a differentiation of F (what kind: reverse or forward).
+template <class F, class Kind, std::size_t Arg, std::size_t Leaf>
+struct wrt_tag {};
+struct reverse_kind {};
+struct forward_kind {};
+
+template <class V>
+struct is_std_pair : std::false_type {};
+template <class A, class B>
+struct is_std_pair<std::pair<A, B>> : std::true_type {};
+
+// ---------------------------------------------------------------------------------------------------
+// Marking the differentiated arguments: the converted value V (a tracer, or a std::tuple, std::pair or
+// kiln::fields of them) with each leaf L replaced by wrt(L). `ok` (or the diagnostic naming Where),
+// `type`, `leaves`, `wrt` (the wrt nodes, depth-first).
+// ---------------------------------------------------------------------------------------------------
+template <class Tag, class V, std::size_t Leaf, class Where, class = void>
+struct bind {
+    static constexpr bool ok = raise_if<true, diagnostic::not_differentiable, Where, V>::ok;
+    static constexpr std::size_t leaves = 0;
+    using type = V;
+    using wrt = mp_list<>;
+};
+template <class F, class Kind, std::size_t Arg, class V, std::size_t Leaf, class Where>
+    requires traced_value<V>
+struct bind<wrt_tag<F, Kind, Arg, 0>, V, Leaf, Where> {
+    using leaf_meta = meta_of_tracer<V>;
+    static constexpr bool floating = std::is_floating_point_v<typename leaf_meta::scalar>;
+    static constexpr bool ok =
+        raise_if<!floating, diagnostic::not_differentiable, Where, typename leaf_meta::scalar>::ok;
+    static constexpr std::size_t leaves = 1;
+    using node_type = node<ops::wrt_p<wrt_tag<F, Kind, Arg, Leaf>>, typename V::kiln_expr>;
+    using type = std::conditional_t<floating, tracer<node_type>, V>;
+    using wrt = std::conditional_t<floating, mp_list<node_type>, mp_list<>>;
+};
+
+// The children of a container, bound left to right.
+template <class Tag, std::size_t Leaf, class Where, class Steps, class... Vs>
+struct bind_children;
+template <class Tag, std::size_t Leaf, class Where>
+struct bind_children<Tag, Leaf, Where, mp_list<>> {
+    static constexpr bool ok = true;
+    static constexpr std::size_t leaves = 0;
+    using types = mp_list<>;
+    using wrt = mp_list<>;
+};
+template <class Tag, std::size_t Leaf, std::size_t Index, class... Path, class Step, class... Steps, class V,
+          class... Vs>
+struct bind_children<Tag, Leaf, diagnostic::argument<Index, Path...>, mp_list<Step, Steps...>, V, Vs...> {
+    using first = bind<Tag, V, Leaf, diagnostic::argument<Index, Path..., Step>>;
+    using rest = bind_children<Tag, Leaf + first::leaves, diagnostic::argument<Index, Path...>, mp_list<Steps...>, Vs...>;
+    static constexpr bool ok = first::ok && rest::ok;
+    static constexpr std::size_t leaves = first::leaves + rest::leaves;
+    using types = boost::mp11::mp_push_front<typename rest::types, typename first::type>;
+    using wrt = boost::mp11::mp_append<typename first::wrt, typename rest::wrt>;
+};
+
+template <template <std::size_t> class Step, class Seq>
+struct steps_of;
+template <template <std::size_t> class Step, std::size_t... K>
+struct steps_of<Step, std::index_sequence<K...>> {
+    using type = mp_list<Step<K>...>;
+};
+
+template <class Tag, std::size_t Leaf, class Where, template <std::size_t> class Step, template <class...> class Out,
+          class... Vs>
+struct bind_container {
+    using children = bind_children<Tag, Leaf, Where, typename steps_of<Step, std::index_sequence_for<Vs...>>::type, Vs...>;
+    static constexpr bool ok = children::ok;
+    static constexpr std::size_t leaves = children::leaves;
+    using type = boost::mp11::mp_apply<Out, typename children::types>;
+    using wrt = typename children::wrt;
+};
+template <class Tag, class... Vs, std::size_t Leaf, class Where>
+struct bind<Tag, std::tuple<Vs...>, Leaf, Where>
+    : bind_container<Tag, Leaf, Where, path::element, std::tuple, Vs...> {};
+template <class Tag, class A, class B, std::size_t Leaf, class Where>
+struct bind<Tag, std::pair<A, B>, Leaf, Where> : bind_container<Tag, Leaf, Where, path::element, std::pair, A, B> {};
+template <class A>
+struct fields_with {
+    template <class... Vs>
+    using type = fields<A, Vs...>;
+};
+template <class Tag, class A, class... Vs, std::size_t Leaf, class Where>
+struct bind<Tag, fields<A, Vs...>, Leaf, Where>
+    : bind_container<Tag, Leaf, Where, path::field, fields_with<A>::template type, Vs...> {};
+
+// ---------------------------------------------------------------------------------------------------
+// Rebuilding a value of the same structure: Leaf<W> gives what replaces the wrt leaf W.
+// ---------------------------------------------------------------------------------------------------
+template <class Bound, template <class> class Leaf>
+struct rebuild {
+    using type = typename Leaf<typename Bound::kiln_expr>::type;
+};
+template <class... Vs, template <class> class Leaf>
+struct rebuild<std::tuple<Vs...>, Leaf> {
+    using type = std::tuple<typename rebuild<Vs, Leaf>::type...>;
+};
+template <class A, class B, template <class> class Leaf>
+struct rebuild<std::pair<A, B>, Leaf> {
+    using type = std::pair<typename rebuild<A, Leaf>::type, typename rebuild<B, Leaf>::type>;
+};
+template <class S, class... Vs, template <class> class Leaf>
+struct rebuild<fields<S, Vs...>, Leaf> {
+    using type = fields<S, typename rebuild<Vs, Leaf>::type...>;
+};
+
+// The derivative at leaf W, or zeros of W's shape where there is none (an unused argument: only the zero
+// fill, and W's extents if they are dynamic, are computed).
+template <class W, class D>
+using derivative_or_zeros = std::conditional_t<
+    is_zero<D>, decltype(kiln::zeros_like(tracer<W>{})),
+    decltype(detail::to_operand(tracer<W>{}, tracer<std::conditional_t<is_zero<D>, W, D>>{}))>;
+
+// The node types of the leaves of an output pytree (tracers, std::tuple, std::pair, std::array, fields).
+template <class R>
+using output_nodes = typename outputs_of<std::remove_cvref_t<R>>::exprs;
+
+template <class T>
+struct arity_of_tuple : std::integral_constant<std::size_t, 0> {};
+template <class... Ts>
+struct arity_of_tuple<std::tuple<Ts...>> : std::integral_constant<std::size_t, sizeof...(Ts)> {};
+template <class A, class B>
+struct arity_of_tuple<std::pair<A, B>> : std::integral_constant<std::size_t, 2> {};
+
+// Marks argument I of Args with the tag of F for this kind of differentiation, when I is in Argnums.
+template <class F, class Kind, std::size_t I, class Arg, class Argnums>
+struct marked;
+template <class F, class Kind, std::size_t I, class Arg, std::size_t... N>
+struct marked<F, Kind, I, Arg, argnums_t<N...>> {
+    static constexpr bool differentiated = ((I == N) || ...);
+    using binding = bind<wrt_tag<F, Kind, I, 0>, Arg, 0, diagnostic::argument<I>>;
+    static constexpr bool ok = !differentiated || binding::ok;
+    using type = std::conditional_t<differentiated && binding::ok, typename binding::type, Arg>;
+    using wrt = std::conditional_t<differentiated && binding::ok, typename binding::wrt, mp_list<>>;
+};
+
+template <class Argnums, std::size_t NumArgs>
+struct argnums_check;
+template <std::size_t... N, std::size_t NumArgs>
+struct argnums_check<argnums_t<N...>, NumArgs> {
+    static constexpr bool ok = (raise_if<(N >= NumArgs), diagnostic::argnum_out_of_range,
+                                         std::integral_constant<std::size_t, N>,
+                                         std::integral_constant<std::size_t, NumArgs>>::ok &&
+                                ...);
+};
+
+// The traced call of Fn on Args with the arguments of Argnums marked with tags of F (the transform):
+// `args_ok`, `result` (what Fn returned), `arg<I>` (argument I as Fn received it), `wrt` (every wrt node).
+template <class F, class Fn, class Kind, class Argnums, class... Args>
+struct marked_call {
+    template <class Seq>
+    struct impl;
+    template <std::size_t... I>
+    struct impl<std::index_sequence<I...>> {
+        static constexpr bool ok = argnums_check<Argnums, sizeof...(Args)>::ok &&
+                                   (marked<F, Kind, I, Args, Argnums>::ok && ...);
+        using wrt = boost::mp11::mp_append<typename marked<F, Kind, I, Args, Argnums>::wrt...>;
+        using args = mp_list<typename marked<F, Kind, I, Args, Argnums>::type...>;
+    };
+    using all = impl<std::index_sequence_for<Args...>>;
+    static constexpr bool args_ok = all::ok;
+    template <std::size_t I>
+    using arg = boost::mp11::mp_at_c<typename all::args, I>;
+    using wrt = typename all::wrt;
+    template <class L>
+    struct call;
+    template <class... Ms>
+    struct call<mp_list<Ms...>> {
+        using type = decltype(std::declval<Fn const&>()(std::declval<Ms const&>()...));
+    };
+    using result = typename std::conditional_t<args_ok, call<typename all::args>,
+                                               std::type_identity<tracer<constant<0>>>>::type;
+};
+
+// Whether any argument is traced (then a transform builds into the graph being traced, else it jits).
+template <class... Args>
+inline constexpr bool any_traced = std::disjunction<holds_tracer<std::remove_cvref_t<Args>>...>::value;
+
+// ---------------------------------------------------------------------------------------------------
+// grad and value_and_grad.
+// ---------------------------------------------------------------------------------------------------
+template <class F, class Argnums, bool HasAux, bool WithValue>
+struct grad_fn;
+
+template <class Self, class F, class Argnums, bool HasAux, bool WithValue, class... Args>
+struct grad_trace {
+    using call = marked_call<Self, F, reverse_kind, Argnums, Args...>;
+    using result = std::remove_cvref_t<typename call::result>;
+    // The differentiated value, and the auxiliary result.
+    template <class R, bool Aux = HasAux>
+    struct split {
+        using value = R;
+        using aux = void;
+    };
+    template <class R>
+        requires(arity_of_tuple<R>::value == 2)
+    struct split<R, true> {
+        using value = std::remove_cvref_t<std::tuple_element_t<0, R>>;
+        using aux = std::remove_cvref_t<std::tuple_element_t<1, R>>;
+    };
+    using value = typename split<result>::value;
+    static constexpr bool scalar_ok = [] {
+        if constexpr (traced_value<value>) {
+            using M = meta_of_tracer<value>;
+            return M::rank == 0 && std::is_floating_point_v<typename M::scalar>;
+        } else {
+            return false;
+        }
+    }();
+    static constexpr bool ok =
+        call::args_ok && raise_if<!scalar_ok, diagnostic::needs_scalar_output, grad_fn<F, Argnums, HasAux, WithValue>,
+                                  result>::ok;
+
+    template <class V, bool Ok = ok>
+    struct pass_for {
+        using seed = constant<typename meta_of_tracer<V>::scalar(1)>;
+        using type = reverse_pass<mp_list<typename V::kiln_expr>, mp_list<seed>, typename call::wrt>;
+    };
+    template <class W>
+    struct gradient_leaf {
+        using type = derivative_or_zeros<W, typename pass_for<value>::type::template of<W>::type>;
+    };
+    template <std::size_t I>
+    using gradient = typename rebuild<typename call::template arg<I>, gradient_leaf>::type;
+
+    template <class N>
+    struct gradients;
+    template <std::size_t... N>
+    struct gradients<argnums_t<N...>> {
+        using type = std::conditional_t<sizeof...(N) == 1, gradient<(N + ...)>, std::tuple<gradient<N>...>>;
+    };
+
+    static auto make() {
+        if constexpr (!ok) {
+            return tracer<constant<0>>{};
+        } else {
+            return make_ok<typename gradients<Argnums>::type>();
+        }
+    }
+    template <class grads>
+    static auto make_ok() {
+        if constexpr (HasAux && WithValue) {
+            return std::pair<std::pair<value, typename split<result>::aux>, grads>{};
+        } else if constexpr (HasAux) {
+            return std::pair<grads, typename split<result>::aux>{};
+        } else if constexpr (WithValue) {
+            return std::pair<value, grads>{};
+        } else {
+            return grads{};
+        }
+    }
+};
+
+template <class F, class Argnums, bool HasAux, bool WithValue>
+struct grad_fn {
+    F f;
+
+    template <class... Args>
+    auto operator()(Args const&... args) const {
+        if constexpr (any_traced<Args...>) {
+            return grad_trace<grad_fn, F, Argnums, HasAux, WithValue, std::remove_cvref_t<Args>...>::make();
+        } else {
+            return kiln::jit(*this)(args...);
+        }
+    }
+};
+
+}  // namespace detail
+
+// The gradient of f (returning a floating-point scalar) with respect to argument 0, or those of
+// kiln::argnums<...>; with kiln::has_aux, f returns (value, aux) and the result is (gradient, aux).
+template <class F, std::size_t... I>
+auto grad(F f, argnums_t<I...> = {}) {
+    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
+    return detail::grad_fn<F, N, false, false>{std::move(f)};
+}
+template <class F, std::size_t... I>
+auto grad(F f, argnums_t<I...>, has_aux_t) {
+    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
+    return detail::grad_fn<F, N, true, false>{std::move(f)};
+}
+template <class F>
+auto grad(F f, has_aux_t) {
+    return detail::grad_fn<F, argnums_t<0>, true, false>{std::move(f)};
+}
+
+// (value, gradient); with kiln::has_aux, ((value, aux), gradient), as JAX.
+template <class F, std::size_t... I>
+auto value_and_grad(F f, argnums_t<I...> = {}) {
+    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
+    return detail::grad_fn<F, N, false, true>{std::move(f)};
+}
+template <class F, std::size_t... I>
+auto value_and_grad(F f, argnums_t<I...>, has_aux_t) {
+    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
+    return detail::grad_fn<F, N, true, true>{std::move(f)};
+}
+template <class F>
+auto value_and_grad(F f, has_aux_t) {
+    return detail::grad_fn<F, argnums_t<0>, true, true>{std::move(f)};
+}
+
+}  // namespace kiln
+
+#endif
