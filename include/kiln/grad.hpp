@@ -22,7 +22,11 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/jit.hpp>
+#include <kiln/ops/concatenate.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/matrix.hpp>
+#include <kiln/ops/reshape.hpp>
+#include <kiln/ops/transpose.hpp>
 #include <kiln/ops/wrt.hpp>
 #include <kiln/path.hpp>
 
@@ -41,6 +45,9 @@ template <std::size_t... I>
 struct argnums_t {};
 template <std::size_t... I>
 inline constexpr argnums_t<I...> argnums{};
+
+template <class F, class... Args>
+auto vjp(F f, Args const&... args);
 
 // The function returns std::pair(value, aux) (or a tuple of two): only value is differentiated, and aux is
 // returned beside the gradient, as JAX's has_aux=True.
@@ -317,7 +324,277 @@ struct grad_fn {
     }
 };
 
+// ---------------------------------------------------------------------------------------------------
+// vjp and jvp.
+// ---------------------------------------------------------------------------------------------------
+template <class Seq>
+struct all_argnums;
+template <std::size_t... I>
+struct all_argnums<std::index_sequence<I...>> {
+    using type = argnums_t<I...>;
+};
+
+// The function of cotangents that kiln::vjp returns on traced values: for cotangents shaped like f's
+// result, the std::tuple of the cotangents of every argument.
+template <class Call, std::size_t NumArgs>
+struct vjp_back {
+    template <class... Cts>
+    auto operator()(Cts const&...) const {
+        using outs = output_nodes<typename Call::result>;
+        using seeds = typename outputs_of<std::conditional_t<sizeof...(Cts) == 1, boost::mp11::mp_front<mp_list<Cts..., void>>,
+                                                             std::tuple<Cts...>>>::exprs;
+        if constexpr (boost::mp11::mp_size<outs>::value != boost::mp11::mp_size<seeds>::value) {
+            return detail::fail<diagnostic::tangents_mismatch, typename outputs_of<typename Call::result>::tree,
+                                typename outputs_of<std::tuple<Cts...>>::tree>();
+        } else {
+            using pass = reverse_pass<outs, seeds, typename Call::wrt>;
+            return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                return std::tuple<typename rebuild<typename Call::template arg<I>, leaf_of<pass>::template leaf>::type...>{};
+            }(std::make_index_sequence<NumArgs>{});
+        }
+    }
+    template <class Pass>
+    struct leaf_of {
+        template <class W>
+        struct leaf {
+            using type = derivative_or_zeros<W, typename Pass::template of<W>::type>;
+        };
+    };
+};
+
+template <class F>
+struct vjp_traced {
+    template <class... Args>
+    static auto make() {
+        using N = typename all_argnums<std::index_sequence_for<Args...>>::type;
+        using call = marked_call<vjp_traced, F, reverse_kind, N, Args...>;
+        if constexpr (!call::args_ok) return tracer<constant<0>>{};
+        else return std::pair<std::remove_cvref_t<typename call::result>, vjp_back<call, sizeof...(Args)>>{};
+    }
+};
+
+// On Eigen values: the result now, and a function of cotangents that evaluates the derivative (it keeps
+// copies of the arguments and evaluates f's forward graph again, fused with the reverse one).
+template <class F, class... Args>
+struct vjp_values {
+    F f;
+    std::tuple<Args...> args;
+    template <class... Cts>
+    auto operator()(Cts const&... cts) const {
+        auto g = [f = f](auto const&... a) {
+            return [&]<std::size_t... I, std::size_t... C>(std::index_sequence<I...>, std::index_sequence<C...>) {
+                auto const all = std::forward_as_tuple(a...);
+                return kiln::vjp(f, std::get<I>(all)...).second(std::get<sizeof...(I) + C>(all)...);
+            }(std::index_sequence_for<Args...>{}, std::index_sequence_for<Cts...>{});
+        };
+        return std::apply([&](auto const&... a) { return kiln::jit(g)(a..., cts...); }, args);
+    }
+};
+
+// jvp on traced values: primals and tangents are std::tuples (or pairs) of what f receives.
+template <class F, class Primals, class Tangents>
+struct jvp_traced;
+template <class F, class... Ps, class Tangents>
+struct jvp_traced<F, std::tuple<Ps...>, Tangents> {
+    using N = typename all_argnums<std::index_sequence_for<Ps...>>::type;
+    using call = marked_call<jvp_traced, F, forward_kind, N, Ps...>;
+    using seeds = typename outputs_of<Tangents>::exprs;
+    template <class Pass>
+    struct leaf {
+        template <class O>
+        struct of {
+            using t = typename Pass::template of<O>;
+            using type = std::conditional_t<is_zero<t>, decltype(kiln::zeros_like(tracer<O>{})),
+                                            tracer<std::conditional_t<is_zero<t>, O, t>>>;
+        };
+    };
+    static auto make() {
+        if constexpr (!call::args_ok) {
+            return tracer<constant<0>>{};
+        } else if constexpr (boost::mp11::mp_size<seeds>::value != boost::mp11::mp_size<typename call::wrt>::value) {
+            return detail::fail<diagnostic::tangents_mismatch, typename outputs_of<std::tuple<Ps...>>::tree,
+                                typename outputs_of<Tangents>::tree>();
+        } else {
+            using R = std::remove_cvref_t<typename call::result>;
+            using pass = forward_pass<output_nodes<R>, typename call::wrt, seeds>;
+            return std::pair<R, typename rebuild<R, leaf<pass>::template of>::type>{};
+        }
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// jacobian and hessian.
+// ---------------------------------------------------------------------------------------------------
+// The static length of a vector or scalar description (-1: not a fixed-size vector or scalar).
+template <class M>
+constexpr long fixed_length() {
+    if constexpr (M::rank == 0) return 1;
+    else if constexpr (M::rows == 1 && M::cols >= 0) return M::cols;
+    else if constexpr (M::cols == 1 && M::rows >= 0) return M::rows;
+    else return -1;
+}
+
+// The constant M-shaped value (dtype S) with a 1 at element I and 0 elsewhere.
+template <class M, class S, long I>
+constexpr auto one_hot() {
+    if constexpr (M::rank == 0) {
+        return c<S(1)>;
+    } else {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return kiln::cast<S>(
+                make_node<ops::matrix_p<M::rows, M::cols>, tracer<constant<(static_cast<long>(J) == I ? 1 : 0)>>...>());
+        }(std::make_index_sequence<static_cast<std::size_t>(M::rows * M::cols)>{});
+    }
+}
+
+// v (a vector or scalar) as a row (Axis 0) or a column (Axis 1) of a Jacobian.
+template <int Axis, class V>
+constexpr auto as_line(V const& v) {
+    using M = meta_of_tracer<V>;
+    if constexpr (M::rank == 0) return kiln::full<1, 1>(v);
+    else if constexpr ((Axis == 0) == (M::rows == 1)) return v;
+    else return kiln::transpose(v);
+}
+
+template <class F>
+struct jacobian_fn;
+
+template <class F, class X>
+struct jacobian_trace {
+    using call = marked_call<jacobian_fn<F>, F, forward_kind, argnums_t<0>, X>;
+    using rcall = marked_call<jacobian_fn<F>, F, reverse_kind, argnums_t<0>, X>;
+    using XM = meta_of_tracer<std::conditional_t<traced_value<X>, X, tracer<constant<0>>>>;
+    static auto make() {
+        if constexpr (!traced_value<X>) {
+            return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, X>();
+        } else if constexpr (!call::args_ok) {
+            return tracer<constant<0>>{};
+        } else {
+            using R = std::remove_cvref_t<typename call::result>;
+            if constexpr (!traced_value<R>) {
+                return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>, R>();
+            } else {
+                using RM = meta_of_tracer<R>;
+                constexpr long n = fixed_length<XM>(), m = fixed_length<RM>();
+                if constexpr (n < 0 || m < 0) {
+                    return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
+                                        operand_description<RM>>();
+                } else if constexpr (n <= m || RM::rank == 0) {
+                    return forward<R>(std::make_index_sequence<static_cast<std::size_t>(n)>{});
+                } else {
+                    return reverse(std::make_index_sequence<static_cast<std::size_t>(m)>{});
+                }
+            }
+        }
+    }
+
+    // Forward mode, one column per input element (a gradient's shape when the result is a scalar).
+    template <class R, std::size_t... J>
+    static auto forward(std::index_sequence<J...>) {
+        using W = typename call::wrt;
+        using S = typename XM::scalar;
+        using RM = meta_of_tracer<R>;
+        auto column = [](auto j) {
+            using T = typename decltype(one_hot<XM, S, decltype(j)::value>())::kiln_expr;
+            using t = typename forward_pass<mp_list<typename R::kiln_expr>, W, mp_list<T>>::template of<typename R::kiln_expr>;
+            if constexpr (is_zero<t>) return kiln::zeros_like(R{});
+            else return tracer<t>{};
+        };
+        if constexpr (XM::rank == 0) {
+            return column(std::integral_constant<long, 0>{});
+        } else if constexpr (RM::rank == 0) {  // a gradient, shaped like x
+            return kiln::reshape<XM::rows, XM::cols>(
+                kiln::concatenate<1>(as_line<1>(column(std::integral_constant<long, static_cast<long>(J)>{}))...));
+        } else {
+            return kiln::concatenate<1>(as_line<1>(column(std::integral_constant<long, static_cast<long>(J)>{}))...);
+        }
+    }
+    // Reverse mode, one row per result element.
+    template <std::size_t... I>
+    static auto reverse(std::index_sequence<I...>) {
+        using R = std::remove_cvref_t<typename rcall::result>;
+        using RM = meta_of_tracer<R>;
+        using W = boost::mp11::mp_front<typename rcall::wrt>;
+        auto row = [](auto i) {
+            using Seed = typename decltype(one_hot<RM, typename RM::scalar, decltype(i)::value>())::kiln_expr;
+            using g = typename reverse_pass<mp_list<typename R::kiln_expr>, mp_list<Seed>, mp_list<W>>::template of<W>::type;
+            return derivative_or_zeros<W, g>{};
+        };
+        if constexpr (XM::rank == 0) {  // shaped like the result
+            return kiln::reshape<RM::rows, RM::cols>(
+                kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...));
+        } else {
+            return kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...);
+        }
+    }
+};
+
+template <class F>
+struct jacobian_fn {
+    F f;
+    template <class... Args>
+    auto operator()(Args const&... args) const {
+        if constexpr (any_traced<Args...>) {
+            if constexpr (sizeof...(Args) != 1) return detail::fail<diagnostic::jacobian_shape, jacobian_fn, Args...>();
+            else return jacobian_trace<F, std::remove_cvref_t<Args>...>::make();
+        } else {
+            return kiln::jit(*this)(args...);
+        }
+    }
+};
+
+template <class T>
+struct as_std_tuple {
+    using type = T;
+};
+template <class A, class B>
+struct as_std_tuple<std::pair<A, B>> {
+    using type = std::tuple<A, B>;
+};
+
 }  // namespace detail
+
+// kiln::vjp(f, args...): (f(args...), back) where back(cotangents shaped like the result) is the
+// std::tuple of the cotangents of every argument, each shaped like its argument (JAX's jax.vjp).
+template <class F, class... Args>
+auto vjp(F f, Args const&... args) {
+    if constexpr (detail::any_traced<Args...>) {
+        return detail::vjp_traced<F>::template make<std::remove_cvref_t<Args>...>();
+    } else {
+        auto value = kiln::jit(f)(args...);
+        return std::pair<decltype(value), detail::vjp_values<F, std::remove_cvref_t<Args>...>>(
+            std::move(value), detail::vjp_values<F, std::remove_cvref_t<Args>...>{f, {args...}});
+    }
+}
+
+// kiln::jvp(f, primals, tangents): (f(primals...), the derivative of f at primals along tangents), both
+// shaped like f's result; primals and tangents are std::tuples of arguments (JAX's jax.jvp).
+template <class F, class... Ps, class... Ts>
+auto jvp(F f, std::tuple<Ps...> const& primals, std::tuple<Ts...> const& tangents) {
+    if constexpr (detail::any_traced<Ps...>) {
+        return detail::jvp_traced<F, std::tuple<std::remove_cvref_t<Ps>...>,
+                                  std::tuple<std::remove_cvref_t<Ts>...>>::make();
+    } else {
+        auto g = [f](auto const&... a) {
+            return [&]<std::size_t... I, std::size_t... T>(std::index_sequence<I...>, std::index_sequence<T...>) {
+                auto const all = std::forward_as_tuple(a...);
+                return kiln::jvp(f, std::forward_as_tuple(std::get<I>(all)...),
+                                 std::forward_as_tuple(std::get<sizeof...(I) + T>(all)...));
+            }(std::index_sequence_for<Ps...>{}, std::index_sequence_for<Ts...>{});
+        };
+        return std::apply([&](auto const&... all) { return kiln::jit(g)(all...); },
+                          std::tuple_cat(primals, tangents));
+    }
+}
+
+// The Jacobian of f, a function of one fixed-size vector (or scalar) returning a fixed-size vector (or
+// scalar): the m x n matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a
+// scalar x, the derivative (shaped like the result). Forward mode (one tangent per input element) when
+// n <= m, reverse mode (one cotangent per result element) otherwise, as jax.jacfwd and jax.jacrev.
+template <class F>
+auto jacobian(F f) {
+    return detail::jacobian_fn<F>{std::move(f)};
+}
 
 // The gradient of f (returning a floating-point scalar) with respect to argument 0, or those of
 // kiln::argnums<...>; with kiln::has_aux, f returns (value, aux) and the result is (gradient, aux).
@@ -334,6 +611,13 @@ auto grad(F f, argnums_t<I...>, has_aux_t) {
 template <class F>
 auto grad(F f, has_aux_t) {
     return detail::grad_fn<F, argnums_t<0>, true, false>{std::move(f)};
+}
+
+// The Hessian of f (a scalar function of one fixed-size vector): the n x n matrix of second derivatives,
+// as the Jacobian (forward mode) of the gradient (reverse mode), as jax.hessian.
+template <class F>
+auto hessian(F f) {
+    return kiln::jacobian(kiln::grad(std::move(f)));
 }
 
 // (value, gradient); with kiln::has_aux, ((value, aux), gradient), as JAX.
