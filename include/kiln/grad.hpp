@@ -72,8 +72,11 @@ struct is_std_pair<std::pair<A, B>> : std::true_type {};
 // kiln::fields of them) with each leaf L replaced by wrt(L). `ok` (or the diagnostic naming Where),
 // `type`, `leaves`, `wrt` (the wrt nodes, depth-first).
 // ---------------------------------------------------------------------------------------------------
+// `valid` says the same as `ok` without raising anything: conditions of `if constexpr` must not read a
+// diagnostic's `ok` (clang then instantiates both branches, with errors of their own).
 template <class Tag, class V, std::size_t Leaf, class Where, class = void>
 struct bind {
+    static constexpr bool valid = false;
     static constexpr bool ok = raise_if<true, diagnostic::not_differentiable, Where, V>::ok;
     static constexpr std::size_t leaves = 0;
     using type = V;
@@ -84,6 +87,7 @@ template <class F, class Kind, std::size_t Arg, class V, std::size_t Leaf, class
 struct bind<wrt_tag<F, Kind, Arg, 0>, V, Leaf, Where> {
     using leaf_meta = meta_of_tracer<V>;
     static constexpr bool floating = std::is_floating_point_v<typename leaf_meta::scalar>;
+    static constexpr bool valid = floating;
     static constexpr bool ok =
         raise_if<!floating, diagnostic::not_differentiable, Where, typename leaf_meta::scalar>::ok;
     static constexpr std::size_t leaves = 1;
@@ -97,6 +101,7 @@ template <class Tag, std::size_t Leaf, class Where, class Steps, class... Vs>
 struct bind_children;
 template <class Tag, std::size_t Leaf, class Where>
 struct bind_children<Tag, Leaf, Where, mp_list<>> {
+    static constexpr bool valid = true;
     static constexpr bool ok = true;
     static constexpr std::size_t leaves = 0;
     using types = mp_list<>;
@@ -107,6 +112,7 @@ template <class Tag, std::size_t Leaf, std::size_t Index, class... Path, class S
 struct bind_children<Tag, Leaf, diagnostic::argument<Index, Path...>, mp_list<Step, Steps...>, V, Vs...> {
     using first = bind<Tag, V, Leaf, diagnostic::argument<Index, Path..., Step>>;
     using rest = bind_children<Tag, Leaf + first::leaves, diagnostic::argument<Index, Path...>, mp_list<Steps...>, Vs...>;
+    static constexpr bool valid = first::valid && rest::valid;
     static constexpr bool ok = first::ok && rest::ok;
     static constexpr std::size_t leaves = first::leaves + rest::leaves;
     using types = boost::mp11::mp_push_front<typename rest::types, typename first::type>;
@@ -124,6 +130,7 @@ template <class Tag, std::size_t Leaf, class Where, template <std::size_t> class
           class... Vs>
 struct bind_container {
     using children = bind_children<Tag, Leaf, Where, typename steps_of<Step, std::index_sequence_for<Vs...>>::type, Vs...>;
+    static constexpr bool valid = children::valid;
     static constexpr bool ok = children::ok;
     static constexpr std::size_t leaves = children::leaves;
     using type = boost::mp11::mp_apply<Out, typename children::types>;
@@ -187,16 +194,24 @@ struct marked;
 template <class F, class Kind, std::size_t I, class Arg, std::size_t... N>
 struct marked<F, Kind, I, Arg, argnums_t<N...>> {
     static constexpr bool differentiated = ((I == N) || ...);
-    using binding = bind<wrt_tag<F, Kind, I, 0>, Arg, 0, diagnostic::argument<I>>;
-    static constexpr bool ok = !differentiated || binding::ok;
-    using type = std::conditional_t<differentiated && binding::ok, typename binding::type, Arg>;
-    using wrt = std::conditional_t<differentiated && binding::ok, typename binding::wrt, mp_list<>>;
+    struct unmarked {
+        static constexpr bool valid = true;
+        static constexpr bool ok = true;
+        using type = Arg;
+        using wrt = mp_list<>;
+    };
+    using binding = std::conditional_t<differentiated, bind<wrt_tag<F, Kind, I, 0>, Arg, 0, diagnostic::argument<I>>, unmarked>;
+    static constexpr bool valid = binding::valid;
+    static constexpr bool ok = binding::ok;
+    using type = std::conditional_t<binding::valid, typename binding::type, Arg>;
+    using wrt = std::conditional_t<binding::valid, typename binding::wrt, mp_list<>>;
 };
 
 template <class Argnums, std::size_t NumArgs>
 struct argnums_check;
 template <std::size_t... N, std::size_t NumArgs>
 struct argnums_check<argnums_t<N...>, NumArgs> {
+    static constexpr bool valid = ((N < NumArgs) && ...);
     static constexpr bool ok = (raise_if<(N >= NumArgs), diagnostic::argnum_out_of_range,
                                          std::integral_constant<std::size_t, N>,
                                          std::integral_constant<std::size_t, NumArgs>>::ok &&
@@ -211,13 +226,16 @@ struct marked_call {
     struct impl;
     template <std::size_t... I>
     struct impl<std::index_sequence<I...>> {
+        static constexpr bool valid = argnums_check<Argnums, sizeof...(Args)>::valid &&
+                                      (marked<F, Kind, I, Args, Argnums>::valid && ...);
         static constexpr bool ok = argnums_check<Argnums, sizeof...(Args)>::ok &&
                                    (marked<F, Kind, I, Args, Argnums>::ok && ...);
         using wrt = boost::mp11::mp_append<typename marked<F, Kind, I, Args, Argnums>::wrt...>;
         using args = mp_list<typename marked<F, Kind, I, Args, Argnums>::type...>;
     };
     using all = impl<std::index_sequence_for<Args...>>;
-    static constexpr bool args_ok = all::ok;
+    static constexpr bool valid = all::valid;
+    static constexpr bool args_ok = all::ok;  // raises the diagnostics
     template <std::size_t I>
     using arg = boost::mp11::mp_at_c<typename all::args, I>;
     using wrt = typename all::wrt;
@@ -227,9 +245,16 @@ struct marked_call {
     struct call<mp_list<Ms...>> {
         using type = decltype(std::declval<Fn const&>()(std::declval<Ms const&>()...));
     };
-    using result = typename std::conditional_t<args_ok, call<typename all::args>,
+    using result = typename std::conditional_t<valid, call<typename all::args>,
                                                std::type_identity<tracer<constant<0>>>>::type;
 };
+
+// Raises Diag<Ts...> and returns what a transform returns after a diagnostic.
+template <template <class...> class Diag, class... Ts>
+constexpr failed_trace fail_trace() {
+    static_cast<void>(raise_if<true, Diag, Ts...>::ok);
+    return {};
+}
 
 // Whether any argument is traced (then a transform builds into the graph being traced, else it jits).
 template <class... Args>
@@ -266,9 +291,18 @@ struct grad_trace {
             return false;
         }
     }();
-    static constexpr bool ok =
-        call::args_ok && raise_if<!scalar_ok, diagnostic::needs_scalar_output, grad_fn<F, Argnums, HasAux, WithValue>,
-                                  result>::ok;
+    template <class R>
+    struct described {
+        using type = R;
+    };
+    template <traced_value R>
+    struct described<R> {
+        using type = operand_description<meta_of_tracer<R>>;
+    };
+    static constexpr bool valid = call::valid && scalar_ok;
+    static constexpr bool ok = call::args_ok && raise_if<call::valid && !scalar_ok, diagnostic::needs_scalar_output,
+                                                         grad_fn<F, Argnums, HasAux, WithValue>,
+                                                         typename described<result>::type>::ok;
 
     template <class V, bool Ok = ok>
     struct pass_for {
@@ -286,12 +320,17 @@ struct grad_trace {
     struct gradients;
     template <std::size_t... N>
     struct gradients<argnums_t<N...>> {
-        using type = std::conditional_t<sizeof...(N) == 1, gradient<(N + ...)>, std::tuple<gradient<N>...>>;
+        using type = std::tuple<gradient<N>...>;
+    };
+    template <std::size_t N>
+    struct gradients<argnums_t<N>> {
+        using type = gradient<N>;
     };
 
     static auto make() {
-        if constexpr (!ok) {
-            return tracer<constant<0>>{};
+        if constexpr (!valid) {
+            static_cast<void>(ok);
+            return failed_trace{};
         } else {
             return make_ok<typename gradients<Argnums>::type>();
         }
@@ -344,7 +383,7 @@ struct vjp_back {
         using seeds = typename outputs_of<std::conditional_t<sizeof...(Cts) == 1, boost::mp11::mp_front<mp_list<Cts..., void>>,
                                                              std::tuple<Cts...>>>::exprs;
         if constexpr (boost::mp11::mp_size<outs>::value != boost::mp11::mp_size<seeds>::value) {
-            return detail::fail<diagnostic::tangents_mismatch, typename outputs_of<typename Call::result>::tree,
+            return detail::fail_trace<diagnostic::tangents_mismatch, typename outputs_of<typename Call::result>::tree,
                                 typename outputs_of<std::tuple<Cts...>>::tree>();
         } else {
             using pass = reverse_pass<outs, seeds, typename Call::wrt>;
@@ -368,7 +407,7 @@ struct vjp_traced {
     static auto make() {
         using N = typename all_argnums<std::index_sequence_for<Args...>>::type;
         using call = marked_call<vjp_traced, F, reverse_kind, N, Args...>;
-        if constexpr (!call::args_ok) return tracer<constant<0>>{};
+        if constexpr (!call::valid) return static_cast<void>(call::args_ok), failed_trace{};
         else return std::pair<std::remove_cvref_t<typename call::result>, vjp_back<call, sizeof...(Args)>>{};
     }
 };
@@ -409,10 +448,11 @@ struct jvp_traced<F, std::tuple<Ps...>, Tangents> {
         };
     };
     static auto make() {
-        if constexpr (!call::args_ok) {
-            return tracer<constant<0>>{};
+        if constexpr (!call::valid) {
+            static_cast<void>(call::args_ok);
+            return failed_trace{};
         } else if constexpr (boost::mp11::mp_size<seeds>::value != boost::mp11::mp_size<typename call::wrt>::value) {
-            return detail::fail<diagnostic::tangents_mismatch, typename outputs_of<std::tuple<Ps...>>::tree,
+            return detail::fail_trace<diagnostic::tangents_mismatch, typename outputs_of<std::tuple<Ps...>>::tree,
                                 typename outputs_of<Tangents>::tree>();
         } else {
             using R = std::remove_cvref_t<typename call::result>;
@@ -466,18 +506,19 @@ struct jacobian_trace {
     using XM = meta_of_tracer<std::conditional_t<traced_value<X>, X, tracer<constant<0>>>>;
     static auto make() {
         if constexpr (!traced_value<X>) {
-            return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, X>();
-        } else if constexpr (!call::args_ok) {
-            return tracer<constant<0>>{};
+            return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, X>();
+        } else if constexpr (!call::valid) {
+            static_cast<void>(call::args_ok);
+            return failed_trace{};
         } else {
             using R = std::remove_cvref_t<typename call::result>;
             if constexpr (!traced_value<R>) {
-                return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>, R>();
+                return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>, R>();
             } else {
                 using RM = meta_of_tracer<R>;
                 constexpr long n = fixed_length<XM>(), m = fixed_length<RM>();
                 if constexpr (n < 0 || m < 0) {
-                    return detail::fail<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
+                    return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
                                         operand_description<RM>>();
                 } else if constexpr (n <= m || RM::rank == 0) {
                     return forward<R>(std::make_index_sequence<static_cast<std::size_t>(n)>{});
@@ -535,7 +576,7 @@ struct jacobian_fn {
     template <class... Args>
     auto operator()(Args const&... args) const {
         if constexpr (any_traced<Args...>) {
-            if constexpr (sizeof...(Args) != 1) return detail::fail<diagnostic::jacobian_shape, jacobian_fn, Args...>();
+            if constexpr (sizeof...(Args) != 1) return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn, Args...>();
             else return jacobian_trace<F, std::remove_cvref_t<Args>...>::make();
         } else {
             return kiln::jit(*this)(args...);

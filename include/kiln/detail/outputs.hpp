@@ -51,6 +51,15 @@ struct outputs_of : std::bool_constant<raise_if<true, diagnostic::not_a_traced_r
     using exprs = mp_list<constant<0>>;
     using tree = out_leaf;
 };
+// What a kiln transform returns after a kiln: diagnostic: rejected as a result without another message.
+struct failed_trace {
+    using kiln_expr = constant<0>;
+};
+template <>
+struct outputs_of<failed_trace> : std::false_type {
+    using exprs = mp_list<constant<0>>;
+    using tree = out_leaf;
+};
 template <traced_value R>
 struct outputs_of<R> : std::true_type {
     using exprs = mp_list<typename R::kiln_expr>;
