@@ -213,4 +213,41 @@ TEST(Grad, JacobianAndHessian) {
     expect_close(gs, Eigen::Vector3d(x.array().exp()));
 }
 
+TEST(Grad, DynamicSliceDerivativesCheckTheStartIndex) {
+    MatrixXd x = MatrixXd::Random(5, 4);
+    auto f = [](auto const& a, auto const& i) { return kiln::sum(kiln::square(kiln::dynamic_rows<2>(a, i))); };
+    MatrixXd expected = MatrixXd::Zero(5, 4);
+    expected.middleRows(1, 2) = 2 * x.middleRows(1, 2);
+    expect_close(kiln::jit(kiln::grad(f))(x, 1), expected);
+    // The forward slice checks its start (and names the differentiated argument as such)...
+    EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(kiln::grad(f))(x, 4); }),
+              "kiln: dynamic_slice: start index 4 (argument 1) is out of range for 2 rows of argument 0 of shape "
+              "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");
+    // ...and when the gradient does not need the forward slice, the pad that writes it back does.
+    auto linear = [](auto const& a, auto const& i) { return kiln::sum(kiln::dynamic_rows<2>(a, i) * kiln::c<3.0>); };
+    EXPECT_EQ(kiln::trace(kiln::grad(linear), x, 1).num_materialised(), 1u);
+    EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(kiln::grad(linear))(x, 4); }),
+              "kiln: dynamic_pad: start index 4 (argument 1) is out of range for 2 rows of argument 0 of shape "
+              "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");
+}
+
+TEST(Grad, SizeReadsExtentsOnly) {
+    MatrixXd x = MatrixXd::Random(5, 4);
+    auto n = [](auto const& a) { return kiln::size(a) + kiln::size(a, kiln::axis<0>) * kiln::c<100>; };
+    EXPECT_EQ(kiln::jit(n)(x), 20 + 500);
+    EXPECT_EQ(kiln_test::ir_line(n, 1, x), "%1 = size[axes=(0,1)] %0 : i64[]");
+    // Fixed extents: a constant, no node.
+    Eigen::Matrix<double, 2, 3> y = Eigen::Matrix<double, 2, 3>::Zero();
+    EXPECT_EQ(kiln::trace(n, y).num_nodes(), 1u);
+    EXPECT_EQ(kiln::jit(n)(y), 6 + 200);
+}
+
+TEST(Grad, AStructViewReturnedIsTheStructAgain) {
+    Data d;
+    auto id = [](auto const& p) { return p; };
+    Params const q = kiln::jit(id)(d.p);
+    expect_close(q.w, d.p.w, 0);
+    EXPECT_EQ(q.b, d.p.b);
+}
+
 }  // namespace

@@ -169,7 +169,9 @@ decltype(auto) value(Ctx& ctx) {
 template <class K, std::size_t I>
 std::string node_name() {
     using In = info<node_of<K, I>>;
-    if constexpr (In::kind == node_kind::param) {
+    if constexpr (is_alias<node_of<K, I>>::value) {
+        return detail::node_name<K, operand_of<K, I, 0>>();
+    } else if constexpr (In::kind == node_kind::param) {
         constexpr auto const& path = path_text_of<typename In::path>::value;
         std::string name = std::string("argument ").append(std::to_string(In::path::index));
         if constexpr (path.steps().size() > 0) name.append(" ").append(path.steps());

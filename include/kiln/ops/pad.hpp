@@ -92,7 +92,8 @@ struct dynamic_pad_p {
         long const count = Axis == 0 ? static_cast<long>(g.rows()) : static_cast<long>(g.cols());
         long const length = Axis == 0 ? out.rows : out.cols;
         if (s < 0 || s > length - count)
-            detail::throw_start_error(name, Axis, s, count, -1, detail::argument_index<typename S::origin>,
+            detail::throw_start_error(name, Axis, s, count, detail::argument_index<typename L::origin>,
+                                      detail::argument_index<typename S::origin>,
                                       dtype_name<typename G::scalar>(), out);
         dst.setZero(out.rows, out.cols);
         if constexpr (Axis == 0) dst.middleRows(s, count) = g;
