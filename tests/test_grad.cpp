@@ -11,6 +11,11 @@
 
 #include <gtest/gtest.h>
 
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/define_struct.hpp>
+
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -26,6 +31,10 @@ using kiln_test::expect_close;
 struct Params {
     MatrixXd w;
     double b;
+};
+
+struct HanaLayer {
+    BOOST_HANA_DEFINE_STRUCT(HanaLayer, (MatrixXd, w), (double, b));
 };
 
 auto const loss = [](auto const& p, auto const& x, auto const& y) {
@@ -240,6 +249,22 @@ TEST(Grad, SizeReadsExtentsOnly) {
     Eigen::Matrix<double, 2, 3> y = Eigen::Matrix<double, 2, 3>::Zero();
     EXPECT_EQ(kiln::trace(n, y).num_nodes(), 1u);
     EXPECT_EQ(kiln::jit(n)(y), 6 + 200);
+}
+
+TEST(Grad, HanaMapsAndStructsGiveAMapOfGradients) {
+    MatrixXd x = MatrixXd::Random(4, 3), w = MatrixXd::Random(3, 2);
+    auto const m = boost::hana::make_map(boost::hana::make_pair(BOOST_HANA_STRING("w"), w),
+                                         boost::hana::make_pair(BOOST_HANA_STRING("b"), 0.5));
+    auto f = [](auto const& p, auto const& a) {
+        return kiln::sum(kiln::tanh(kiln::matmul(a, kiln::get<"w">(p)) + kiln::get<"b">(p)));
+    };
+    MatrixXd const d = 1 - ((x * w).array() + 0.5).tanh().square();
+    auto g = kiln::jit(kiln::grad(f))(m, x);
+    expect_close(g[BOOST_HANA_STRING("w")], MatrixXd(x.transpose() * d));
+    EXPECT_NEAR(g[BOOST_HANA_STRING("b")], d.sum(), 1e-13);
+    // A Hana struct is converted to a map, and so is its gradient (JAX's dict of gradients).
+    auto h = kiln::grad(f)(HanaLayer{w, 0.5}, x);
+    expect_close(h[BOOST_HANA_STRING("w")], MatrixXd(x.transpose() * d));
 }
 
 TEST(Grad, AStructViewReturnedIsTheStructAgain) {

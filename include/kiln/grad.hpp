@@ -30,6 +30,10 @@
 #include <kiln/ops/wrt.hpp>
 #include <kiln/path.hpp>
 
+#include <boost/hana/at_key.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
 #include <boost/mp11/algorithm.hpp>
 
 #include <cstddef>
@@ -150,6 +154,36 @@ template <class Tag, class A, class... Vs, std::size_t Leaf, class Where>
 struct bind<Tag, fields<A, Vs...>, Leaf, Where>
     : bind_container<Tag, Leaf, Where, path::field, fields_with<A>::template type, Vs...> {};
 
+// What f received for a Hana struct or a boost::hana::map: a boost::hana::map, rebuilt with its values
+// bound (keys in the same order).
+template <class M>
+concept hana_map_value = std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>;
+template <class M>
+using map_keys_of = typename key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type;
+template <class M, class K>
+using map_value_of = std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), K{}))>;
+template <class Keys>
+struct map_with_keys;
+template <class... Keys>
+struct map_with_keys<mp_list<Keys...>> {
+    template <class... Vs>
+    using type = decltype(boost::hana::make_map(boost::hana::make_pair(Keys{}, Vs{})...));
+};
+template <class Tag, class M, std::size_t Leaf, class Where, class Keys = map_keys_of<M>>
+struct bind_map;
+template <class Tag, class M, std::size_t Leaf, class Where, class... Keys>
+struct bind_map<Tag, M, Leaf, Where, mp_list<Keys...>> {
+    using children = bind_children<Tag, Leaf, Where, mp_list<path::member<Keys>...>, map_value_of<M, Keys>...>;
+    static constexpr bool valid = children::valid;
+    static constexpr bool ok = children::ok;
+    static constexpr std::size_t leaves = children::leaves;
+    using type = boost::mp11::mp_apply<map_with_keys<mp_list<Keys...>>::template type, typename children::types>;
+    using wrt = typename children::wrt;
+};
+template <class Tag, class M, std::size_t Leaf, class Where>
+    requires hana_map_value<M>
+struct bind<Tag, M, Leaf, Where> : bind_map<Tag, M, Leaf, Where> {};
+
 // ---------------------------------------------------------------------------------------------------
 // Rebuilding a value of the same structure: Leaf<W> gives what replaces the wrt leaf W.
 // ---------------------------------------------------------------------------------------------------
@@ -169,6 +203,16 @@ template <class S, class... Vs, template <class> class Leaf>
 struct rebuild<fields<S, Vs...>, Leaf> {
     using type = fields<S, typename rebuild<Vs, Leaf>::type...>;
 };
+
+template <class M, template <class> class Leaf, class Keys = map_keys_of<M>>
+struct rebuild_map;
+template <class M, template <class> class Leaf, class... Keys>
+struct rebuild_map<M, Leaf, mp_list<Keys...>> {
+    using type = typename map_with_keys<mp_list<Keys...>>::template type<typename rebuild<map_value_of<M, Keys>, Leaf>::type...>;
+};
+template <class M, template <class> class Leaf>
+    requires hana_map_value<M>
+struct rebuild<M, Leaf> : rebuild_map<M, Leaf> {};
 
 // The derivative at leaf W, or zeros of W's shape where there is none (an unused argument: only the zero
 // fill, and W's extents if they are dynamic, are computed).

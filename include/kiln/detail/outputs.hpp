@@ -13,6 +13,11 @@
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
+#include <boost/hana/at_key.hpp>
+#include <boost/hana/core/tag_of.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
 #include <boost/mp11/algorithm.hpp>
 
 #include <array>
@@ -22,6 +27,13 @@
 #include <utility>
 
 namespace kiln::detail {
+
+template <class Keys>
+struct map_key_list;
+template <template <class...> class L, class... Keys>
+struct map_key_list<L<Keys...>> {
+    using type = mp_list<Keys...>;
+};
 
 struct out_leaf {
     static constexpr std::size_t leaves = 1;
@@ -84,6 +96,26 @@ struct outputs_of<std::pair<R1, R2>>
 template <class A, class... Rs>
 struct outputs_of<fields<A, Rs...>>
     : outputs_of_children<out_struct_of<A>::template type, outputs_of<std::remove_cvref_t<Rs>>...> {};
+// A boost::hana::map (what f receives for a Hana struct or map, and their gradients): a hana::map of
+// the same keys to the built values (JAX's dict).
+template <class Keys, class... Children>
+struct out_map {
+    static constexpr std::size_t leaves = (std::size_t{0} + ... + Children::leaves);
+};
+template <class Keys>
+struct out_map_of {
+    template <class... Children>
+    using type = out_map<Keys, Children...>;
+};
+template <class M, class Keys = typename map_key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type>
+struct outputs_of_map;
+template <class M, class... Keys>
+struct outputs_of_map<M, mp_list<Keys...>>
+    : outputs_of_children<out_map_of<mp_list<Keys...>>::template type,
+                          outputs_of<std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), Keys{}))>>...> {};
+template <class M>
+    requires std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>
+struct outputs_of<M> : outputs_of_map<M> {};
 template <class R, std::size_t N>
 struct outputs_of<std::array<R, N>> : outputs_of<R> {
     using exprs = boost::mp11::mp_repeat_c<typename outputs_of<R>::exprs, N>;
@@ -125,6 +157,16 @@ struct build_output<out_struct<A, Children...>, First> {
     static A make(Leaf const& leaf) {
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
             return A{build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf)...};
+        }(std::index_sequence_for<Children...>{});
+    }
+};
+template <class... Keys, class... Children, std::size_t First>
+struct build_output<out_map<mp_list<Keys...>, Children...>, First> {
+    template <class Leaf>
+    static auto make(Leaf const& leaf) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return boost::hana::make_map(boost::hana::make_pair(
+                Keys{}, build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf))...);
         }(std::index_sequence_for<Children...>{});
     }
 };
