@@ -298,14 +298,44 @@ auto extents_of(Args const& args) {
     return ext;
 }
 
+// Whether some temporary of K has a dynamic extent, i.e. is allocated on the heap. (A loop over a table,
+// not a fold expression: clang limits the depth of those to 256.)
+template <class K, class Seq = std::make_index_sequence<size_of<K>>>
+struct allocates;
+template <class K, std::size_t... I>
+struct allocates<K, std::index_sequence<I...>> {
+    static constexpr bool check() {
+        constexpr bool heap[] = {false, (plan_of<K>.materialise[I] && plan_of<K>.owner[I] == I &&
+                                         meta_at<K, I>::rank == 2 && (meta_at<K, I>::rows < 0 || meta_at<K, I>::cols < 0))...};
+        for (bool h : heap)
+            if (h) return true;
+        return false;
+    }
+    static constexpr bool value = check();
+};
+
+template <class K, class Args, class Store>
+auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries) {
+    context<K, Args> ctx{arg_refs, ext, temporaries};
+    detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
+    return detail::collect_outputs<K>(ctx);
+}
+
 template <class K, class... Args>
 auto run(Args const&... args) {
     auto const arg_refs = std::forward_as_tuple(args...);
     auto const ext = detail::extents_of<K>(arg_refs);
-    typename store_for<K>::type temporaries;
-    context<K, std::remove_const_t<decltype(arg_refs)>> ctx{arg_refs, ext, temporaries};
-    detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
-    return detail::collect_outputs<K>(ctx);
+    if constexpr (allocates<K>::value) {
+        // A graph's heap temporaries are kept between calls, one set per thread (a workspace): a call
+        // allocates only when extents grow, and for the outputs it returns. Allocating and freeing them on
+        // every call made glibc give memory back and take it again, with page faults, on every call
+        // (measured: 16 us instead of 0.8 us for a 13-temporary gradient at 1024 elements).
+        static thread_local typename store_for<K>::type temporaries;
+        return detail::evaluate<K>(arg_refs, ext, temporaries);
+    } else {
+        typename store_for<K>::type temporaries;
+        return detail::evaluate<K>(arg_refs, ext, temporaries);
+    }
 }
 
 }  // namespace kiln::detail
