@@ -7,8 +7,8 @@
 //                         instantiated, never run), so the graph cannot depend on it
 //   kiln::none            what f receives for std::nullopt, kiln::none or an empty std::optional
 //   kiln::is_none<T>      `if constexpr (kiln::is_none<decltype(b)>)`: the Tensor | None case
-//   kiln::fields<P...>    what f receives for a plain aggregate struct: its converted fields, by structured
-//                         binding or kiln::get<I>
+//   kiln::fields<S, P...> what f receives for a plain aggregate struct S: its converted fields, by
+//                         structured binding or kiln::get<I> (and the gradient with respect to an S)
 //   kiln::get<I>(v), kiln::get<"name">(v)
 //                         field I of a converted aggregate; the member `name` of a converted
 //                         Hana struct or map (a boost::hana::map, so hana::at_key and operator[] work too)
@@ -97,10 +97,12 @@ inline constexpr none_t none{};
 template <class T>
 concept is_none = std::is_same_v<std::remove_cvref_t<T>, none_t>;
 
-// What f receives for a plain aggregate struct: the converted fields, in order. Structured bindings
-// work (`auto const& [w, b] = layer;`) and so does kiln::get<I>.
-template <class... Fields>
+// What f receives for a plain aggregate struct Source: the converted fields, in order. Structured
+// bindings work (`auto const& [w, b] = layer;`) and so does kiln::get<I>. It is also what a gradient with
+// respect to such a struct is (kiln::grad), and returned from a traced function it becomes a Source again.
+template <class Source, class... Fields>
 struct fields {
+    using source = Source;
     static constexpr std::size_t size = sizeof...(Fields);
     template <std::size_t I>
     constexpr boost::mp11::mp_at_c<boost::mp11::mp_list<Fields...>, I> get() const {
@@ -118,8 +120,8 @@ struct hana_key<S, std::index_sequence<I...>> {
 }  // namespace detail
 
 // Field I of what f received for an aggregate (a converted tuple is a std::tuple: use std::get).
-template <std::size_t I, class... Fields>
-constexpr auto get(fields<Fields...> const& v) {
+template <std::size_t I, class Source, class... Fields>
+constexpr auto get(fields<Source, Fields...> const& v) {
     return v.template get<I>();
 }
 // The member `Name` of what f received for a Hana struct or a boost::hana::map: kiln::get<"w">(p).
@@ -131,10 +133,10 @@ constexpr auto const& get(Map const& m) {
 
 }  // namespace kiln
 
-template <class... Fields>
-struct std::tuple_size<kiln::fields<Fields...>> : std::integral_constant<std::size_t, sizeof...(Fields)> {};
-template <std::size_t I, class... Fields>
-struct std::tuple_element<I, kiln::fields<Fields...>> {
+template <class Source, class... Fields>
+struct std::tuple_size<kiln::fields<Source, Fields...>> : std::integral_constant<std::size_t, sizeof...(Fields)> {};
+template <std::size_t I, class Source, class... Fields>
+struct std::tuple_element<I, kiln::fields<Source, Fields...>> {
     using type = boost::mp11::mp_at_c<boost::mp11::mp_list<Fields...>, I>;
 };
 

@@ -247,6 +247,56 @@ struct not_a_traced_result {
                   "the template argument of kiln::diagnostic::not_a_traced_result below");
 };
 
+template <class Argument, class ValueType>
+struct not_differentiable {
+    static_assert(detail::fails<Argument, ValueType>,
+                  "kiln: cannot differentiate with respect to this argument: only floating-point tensors and "
+                  "scalars, and tuples and structs of them, can be (an integer, a boolean, a string, a static or "
+                  "an absent value cannot: leave its index out of kiln::argnums); the argument (index, then path "
+                  "inside the pytree) and what the function received for it are the template arguments of "
+                  "kiln::diagnostic::not_differentiable below");
+};
+
+template <class ArgumentIndex, class ArgumentCount>
+struct argnum_out_of_range {
+    static_assert(detail::fails<ArgumentIndex, ArgumentCount>,
+                  "kiln: an index of kiln::argnums is not an argument of the call; the index and the number of "
+                  "arguments are the template arguments of kiln::diagnostic::argnum_out_of_range below");
+};
+
+template <class Transform, class ResultType>
+struct needs_scalar_output {
+    static_assert(detail::fails<Transform, ResultType>,
+                  "kiln: kiln::grad and kiln::value_and_grad need a function whose result is a floating-point "
+                  "scalar (rank 0; with kiln::has_aux, the first of a std::pair or std::tuple of two); use "
+                  "kiln::vjp or kiln::jacobian for other results; the result type is a template argument of "
+                  "kiln::diagnostic::needs_scalar_output below");
+};
+
+template <class Primitive, class... Operands>
+struct no_derivative {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: this primitive has no derivative for these operands (see the template arguments of "
+                  "kiln::diagnostic::no_derivative below, and docs/autodiff.md for what each primitive supports)");
+};
+
+template <class Primitive, class... Operands>
+struct jacobian_shape {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: kiln::jacobian and kiln::hessian need a function of one fixed-size vector (n x 1 or "
+                  "1 x n) or scalar, returning a fixed-size vector or scalar: a Jacobian of matrices would have "
+                  "rank 4, beyond kiln's rank 2; the shapes are the template arguments of "
+                  "kiln::diagnostic::jacobian_shape below");
+};
+
+template <class Primals, class Tangents>
+struct tangents_mismatch {
+    static_assert(detail::fails<Primals, Tangents>,
+                  "kiln: kiln::jvp needs tangents with the structure of the primals (a tuple of the same length, "
+                  "each with the same pytree shape); both types are the template arguments of "
+                  "kiln::diagnostic::tangents_mismatch below");
+};
+
 }  // namespace diagnostic
 }  // namespace kiln
 

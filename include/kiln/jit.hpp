@@ -92,6 +92,17 @@ template <template <class...> class Tuple, class... Ts>
 struct holds_tracer<Tuple<Ts...>> : std::disjunction<holds_tracer<std::remove_cvref_t<Ts>>...> {};
 template <class T, std::size_t N>
 struct holds_tracer<std::array<T, N>> : holds_tracer<T> {};
+template <class S, class... Ts>
+struct holds_tracer<fields<S, Ts...>> : std::disjunction<holds_tracer<std::remove_cvref_t<Ts>>...> {};
+// A boost::hana::map of traced values (what f receives for a Hana struct or map).
+template <class M, class Keys>
+struct map_holds_tracer;
+template <class M, class... Keys>
+struct map_holds_tracer<M, mp_list<Keys...>>
+    : std::disjunction<holds_tracer<std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), Keys{}))>>...> {};
+template <class M>
+    requires std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>
+struct holds_tracer<M> : map_holds_tracer<M, typename key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type> {};
 
 // One graph per combination of present and absent std::optional arguments (2^k for k of them), all
 // instantiated; a call runs the one its arguments select, so they must return the same type.

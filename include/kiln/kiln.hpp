@@ -40,12 +40,14 @@
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
 #include <kiln/ops/outer.hpp>
+#include <kiln/ops/pad.hpp>
 #include <kiln/ops/pow.hpp>
 #include <kiln/ops/prod.hpp>
 #include <kiln/ops/reshape.hpp>
 #include <kiln/ops/rsqrt.hpp>
 #include <kiln/ops/sigmoid.hpp>
 #include <kiln/ops/sin.hpp>
+#include <kiln/ops/size.hpp>
 #include <kiln/ops/slice.hpp>
 #include <kiln/ops/softmax.hpp>
 #include <kiln/ops/sqrt.hpp>
@@ -57,7 +59,9 @@
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
 #include <kiln/ops/where.hpp>
+#include <kiln/ops/wrt.hpp>
 
 #include <kiln/jit.hpp>
+#include <kiln/grad.hpp>
 
 #endif

@@ -310,12 +310,15 @@ template <class A, std::size_t... K>
 struct aggregate_children<A, std::index_sequence<K...>> {
     using type = mp_list<child<path::field<K>, decltype(detail::field_ref<K>(std::declval<A const&>()))>...>;
 };
-template <class... Rules>
-using fields_of = fields<typename Rules::type...>;
+template <class A>
+struct fields_of {
+    template <class... Rules>
+    using of = fields<A, typename Rules::type...>;
+};
 
 template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::aggregate>
-    : container_rule<A, Site, typename aggregate_children<A>::type, fields_of> {};
+    : container_rule<A, Site, typename aggregate_children<A>::type, fields_of<A>::template of> {};
 
 // A Hana struct or a boost::hana::map with compile-time string keys: a boost::hana::map from the same
 // keys to the converted members, in the order of hana::keys.

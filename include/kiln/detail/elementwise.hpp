@@ -12,9 +12,13 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/node.hpp>
 
+#include <cstddef>
 #include <type_traits>
 
 namespace kiln::detail {
+
+// No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
+struct zero {};
 
 // Shape rule for two operands of an elementwise operation; A and B are their static infos.
 template <class A, class B>
@@ -115,6 +119,21 @@ struct elementwise_binary {
     static constexpr double flops(extent out, extent, extent) {
         return Derived::cost * static_cast<double>(out.rows * out.cols);
     }
+
+    // Derivatives, from Derived's chain<K>(g, a, b, y): g times the partial derivative of y = op(a, b) with
+    // respect to operand K, as a traced value. The same product serves both modes (g is y's cotangent, or
+    // operand K's tangent), since the partial is a pointwise factor; the passes in detail/autodiff.hpp sum
+    // a cotangent back over what operand K was stretched along. Comparisons have none.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto a, auto b) {
+        if constexpr (Derived::comparison) return zero{};
+        else return Derived::template chain<K>(ct, a, b, y);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto a, auto b) {
+        if constexpr (Derived::comparison) return zero{};
+        else return Derived::template chain<K>(t, a, b, y);
+    }
 };
 
 // Common rule of unary elementwise primitives (CRTP): Derived supplies name, cost and apply(x), and sets
@@ -148,6 +167,17 @@ struct elementwise_unary {
 
     static constexpr double flops(extent out, extent) {
         return Derived::cost * static_cast<double>(out.rows * out.cols);
+    }
+
+    // Derivatives, from Derived's chain(g, x, y): g times dy/dx of y = f(x), as a traced value (a
+    // cotangent of y in reverse mode, a tangent of x in forward mode).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto x) {
+        return Derived::chain(ct, x, y);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto x) {
+        return Derived::chain(t, x, y);
     }
 };
 

@@ -15,6 +15,11 @@
 
 #include <type_traits>
 
+namespace kiln::ops {
+template <int Rank, long Rows, long Cols, class T, bool Weak>
+struct full_p;
+}  // namespace kiln::ops
+
 namespace kiln::detail {
 
 template <auto V>
@@ -35,8 +40,16 @@ struct is_right_identity : std::false_type {};
 template <class P, auto V>
     requires requires { P::right_identity; }
 struct is_right_identity<P, constant<V>> : std::bool_constant<V == P::right_identity> {};
+// A constant broadcast to a shape (full, full_like: what a derivative's seed becomes) is an identity too:
+// x * ones_like(x) is x. The node's own shape must still be x's (same_type_and_shape below).
+template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
+struct is_right_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>>
+    : is_right_identity<P, constant<V>> {};
 template <class P, class N>
 struct is_left_identity : std::false_type {};
+template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
+struct is_left_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>>
+    : is_left_identity<P, constant<V>> {};
 template <class P, auto V>
     requires requires { P::left_identity; }
 struct is_left_identity<P, constant<V>> : std::bool_constant<V == P::left_identity> {};

@@ -42,6 +42,27 @@ struct reads_from_memory : std::false_type {};
 template <class P, class... Children>
 struct reads_from_memory<node<P, Children...>> : primitive_reads_from_memory<P> {};
 
+// Operands a primitive reads for their extents only (bit k: operand k), like the x of full_like(x, v):
+// such an edge is no use of the operand's value, so a value read only so is never computed.
+template <class P>
+struct primitive_shape_only : std::integral_constant<unsigned, 0> {};
+template <class P>
+    requires requires { P::shape_only_operands; }
+struct primitive_shape_only<P> : std::integral_constant<unsigned, P::shape_only_operands> {};
+template <class N>
+struct shape_only_mask : std::integral_constant<unsigned, 0> {};
+template <class P, class... Children>
+struct shape_only_mask<node<P, Children...>> : primitive_shape_only<P> {};
+
+// Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
+// differentiated argument). An alias is never materialised; its uses are its operand's.
+template <class P>
+struct primitive_is_alias : std::bool_constant<requires { requires P::alias; }> {};
+template <class N>
+struct is_alias : std::false_type {};
+template <class P, class... Children>
+struct is_alias<node<P, Children...>> : primitive_is_alias<P> {};
+
 template <class N>
 using is_param_node = std::bool_constant<info<N>::kind == node_kind::param>;
 // Parameters in argument order, and within an argument in the depth-first order of its pytree.
@@ -67,6 +88,7 @@ template <std::size_t N, std::size_t E, std::size_t O>
 struct plan_data {
     std::array<std::size_t, N + 1> first{};       // operands of node j: edges[first[j] .. first[j + 1])
     std::array<std::size_t, (E > 0 ? E : 1)> edges{};
+    std::array<bool, (E > 0 ? E : 1)> shape_edge{};  // the edge reads the operand's extents only
     std::array<int, N> uses{};                     // how many operand slots read node j
     std::array<bool, N> broadcast{};               // node j is stretched by some user
     std::array<bool, N> materialise{};             // node j is computed once into a temporary
@@ -74,6 +96,7 @@ struct plan_data {
     std::array<int, N> output_uses{};              // how many outputs are node j
     std::array<std::size_t, N> owner{};            // whose temporary node j is written into
     std::array<bool, N> rereads{};                 // node j's fused expression reads some value twice
+    std::array<bool, N> live{};                    // some output needs node j's value (not only its extents)
     std::size_t num_params = 0, num_materialised = 0, num_buffers = 0;
 };
 
@@ -125,7 +148,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 all_pointwise = all_pointwise && pointwise[u + 1];
                 for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                     std::size_t const v = p.edges[c];
-                    if (kind[v] != node_kind::computed) continue;
+                    if (kind[v] != node_kind::computed || p.shape_edge[c]) continue;
                     if (p.materialise[v]) {
                         if (seen[v] != j + 1) {
                             seen[v] = j + 1;
@@ -167,7 +190,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 std::size_t const u = cluster[top++];
                 for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                     std::size_t const v = p.edges[c];
-                    if (kind[v] == node_kind::constant) continue;
+                    if (kind[v] == node_kind::constant || p.shape_edge[c]) continue;
                     if (kind[v] == node_kind::computed && !p.materialise[v]) {
                         cluster[size++] = v;
                     } else if (seen[v] == j + 1) {
@@ -197,17 +220,38 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         for (std::size_t i = 0; i < sizeof...(Os); ++i) ++p.output_uses[p.outputs[i]];
         constexpr bool from_memory[] = {reads_from_memory<Ns>::value...};
         constexpr bool pointwise[] = {info<Ns>::pointwise...};
+        constexpr unsigned shape_only[] = {shape_only_mask<Ns>::value...};
+        constexpr bool alias[] = {is_alias<Ns>::value...};
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
+                p.shape_edge[c] = (shape_only[i] & (1u << (c - p.first[i]))) != 0;
+        // Live nodes: those an output needs the value of (not only the extents).
+        for (std::size_t i = 0; i < sizeof...(Os); ++i) p.live[p.outputs[i]] = true;
+        for (std::size_t i = n; i-- > 0;)
+            for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
+                if (p.live[i] && !p.shape_edge[c]) p.live[p.edges[c]] = true;
         std::array<bool, n> in_memory{};  // read from memory by its user
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
+                if (!p.live[i] || p.shape_edge[c]) continue;
                 ++p.uses[p.edges[c]];
                 if (mask[i] & (1u << (c - p.first[i]))) p.broadcast[p.edges[c]] = true;
                 if (from_memory[i] && pointwise[p.edges[c]]) in_memory[p.edges[c]] = true;
             }
+        // An alias hands its uses down to its operand (users last, so chains of aliases add up).
+        for (std::size_t i = n; i-- > 0;) {
+            if (!alias[i] || !p.live[i]) continue;
+            std::size_t const x = p.edges[p.first[i]];
+            p.uses[x] += p.uses[i] - 1;
+            p.output_uses[x] += p.output_uses[i];
+            p.broadcast[x] = p.broadcast[x] || p.broadcast[i];
+            in_memory[x] = in_memory[x] || in_memory[i];
+        }
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
-            p.materialise[i] = kind[i] == node_kind::computed && (rank[i] == 0 || always[i] || p.uses[i] > 1 ||
-                                                                  p.broadcast[i] || p.output_uses[i] > 0 || in_memory[i]);
+            p.materialise[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
+                               (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] ||
+                                p.output_uses[i] > 0 || in_memory[i]);
             p.num_materialised += p.materialise[i];
         }
         assign_buffers(p, kind, rank, mask);

@@ -29,6 +29,12 @@ struct extent {
 };
 inline constexpr long dynamic = -1;
 
+// What a primitive's lowering receives for an operand it reads the extents of only (the x of
+// full_like(x, v), of size(x)): its extents at run time.
+struct shape_only_operand {
+    extent ext;
+};
+
 // What a shape rule says: the result's extents, or which operand does not fit and what was expected
 // of it (-1: anything). `expected` is the shape itself, or for `at_least` lower bounds of its extents (a
 // slice reads up to there), or for `elements` a number of elements in any shape (expected.rows *
@@ -119,13 +125,24 @@ struct info<constant<Value>> {
 struct computed_node {
     static constexpr node_kind kind = node_kind::computed;
 };
+// Where a computed value comes from, for diagnostics: inside the function, except for an alias (the wrt
+// marker of a differentiated argument), which is its operand.
+template <class Primitive, class... Children>
+struct origin_of {
+    using type = diagnostic::intermediate;
+};
+template <class Primitive, class Child>
+    requires requires { requires Primitive::alias; }
+struct origin_of<Primitive, Child> {
+    using type = typename info<Child>::origin;
+};
 template <class Primitive, class... Children>
 struct info<node<Primitive, Children...>>
     : Primitive::template rule<typename info<Children>::operand_meta...>, computed_node {
     using primitive = Primitive;
     using rule = typename Primitive::template rule<typename info<Children>::operand_meta...>;
-    using origin = diagnostic::intermediate;
-    using operand_meta = meta<typename rule::scalar, rule::rank, rule::rows, rule::cols, rule::weak>;
+    using origin = typename origin_of<Primitive, Children...>::type;
+    using operand_meta = meta<typename rule::scalar, rule::rank, rule::rows, rule::cols, rule::weak, origin>;
     using children = mp_list<Children...>;
     using topo = boost::mp11::mp_push_back<typename topo_union_all<typename info<Children>::topo...>::type,
                                            node<Primitive, Children...>>;

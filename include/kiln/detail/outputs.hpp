@@ -7,11 +7,17 @@
 #ifndef KILN_DETAIL_OUTPUTS_HPP
 #define KILN_DETAIL_OUTPUTS_HPP
 
+#include <kiln/arguments.hpp>
 #include <kiln/detail/meta.hpp>
 #include <kiln/detail/node.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
+#include <boost/hana/at_key.hpp>
+#include <boost/hana/core/tag_of.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
 #include <boost/mp11/algorithm.hpp>
 
 #include <array>
@@ -21,6 +27,13 @@
 #include <utility>
 
 namespace kiln::detail {
+
+template <class Keys>
+struct map_key_list;
+template <template <class...> class L, class... Keys>
+struct map_key_list<L<Keys...>> {
+    using type = mp_list<Keys...>;
+};
 
 struct out_leaf {
     static constexpr std::size_t leaves = 1;
@@ -32,6 +45,11 @@ struct out_tuple {
 template <class First, class Second>
 struct out_pair {
     static constexpr std::size_t leaves = First::leaves + Second::leaves;
+};
+// A plain aggregate struct A built from its fields (what kiln::fields<A, ...> becomes).
+template <class A, class... Children>
+struct out_struct {
+    static constexpr std::size_t leaves = (std::size_t{0} + ... + Children::leaves);
 };
 template <class Element, std::size_t N>
 struct out_array {
@@ -45,12 +63,26 @@ struct outputs_of : std::bool_constant<raise_if<true, diagnostic::not_a_traced_r
     using exprs = mp_list<constant<0>>;
     using tree = out_leaf;
 };
+// What a kiln transform returns after a kiln: diagnostic: rejected as a result without another message.
+struct failed_trace {
+    using kiln_expr = constant<0>;
+};
+template <>
+struct outputs_of<failed_trace> : std::false_type {
+    using exprs = mp_list<constant<0>>;
+    using tree = out_leaf;
+};
 template <traced_value R>
 struct outputs_of<R> : std::true_type {
     using exprs = mp_list<typename R::kiln_expr>;
     using tree = out_leaf;
 };
 
+template <class A>
+struct out_struct_of {
+    template <class... Children>
+    using type = out_struct<A, Children...>;
+};
 template <template <class...> class Tree, class... Children>
 struct outputs_of_children : std::bool_constant<(Children::value && ...)> {
     using exprs = boost::mp11::mp_append<typename Children::exprs...>;
@@ -61,6 +93,29 @@ struct outputs_of<std::tuple<Rs...>> : outputs_of_children<out_tuple, outputs_of
 template <class R1, class R2>
 struct outputs_of<std::pair<R1, R2>>
     : outputs_of_children<out_pair, outputs_of<std::remove_cvref_t<R1>>, outputs_of<std::remove_cvref_t<R2>>> {};
+template <class A, class... Rs>
+struct outputs_of<fields<A, Rs...>>
+    : outputs_of_children<out_struct_of<A>::template type, outputs_of<std::remove_cvref_t<Rs>>...> {};
+// A boost::hana::map (what f receives for a Hana struct or map, and their gradients): a hana::map of
+// the same keys to the built values (JAX's dict).
+template <class Keys, class... Children>
+struct out_map {
+    static constexpr std::size_t leaves = (std::size_t{0} + ... + Children::leaves);
+};
+template <class Keys>
+struct out_map_of {
+    template <class... Children>
+    using type = out_map<Keys, Children...>;
+};
+template <class M, class Keys = typename map_key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type>
+struct outputs_of_map;
+template <class M, class... Keys>
+struct outputs_of_map<M, mp_list<Keys...>>
+    : outputs_of_children<out_map_of<mp_list<Keys...>>::template type,
+                          outputs_of<std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), Keys{}))>>...> {};
+template <class M>
+    requires std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>
+struct outputs_of<M> : outputs_of_map<M> {};
 template <class R, std::size_t N>
 struct outputs_of<std::array<R, N>> : outputs_of<R> {
     using exprs = boost::mp11::mp_repeat_c<typename outputs_of<R>::exprs, N>;
@@ -93,6 +148,25 @@ struct build_output<out_tuple<Children...>, First> {
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
             return std::make_tuple(
                 build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf)...);
+        }(std::index_sequence_for<Children...>{});
+    }
+};
+template <class A, class... Children, std::size_t First>
+struct build_output<out_struct<A, Children...>, First> {
+    template <class Leaf>
+    static A make(Leaf const& leaf) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return A{build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf)...};
+        }(std::index_sequence_for<Children...>{});
+    }
+};
+template <class... Keys, class... Children, std::size_t First>
+struct build_output<out_map<mp_list<Keys...>, Children...>, First> {
+    template <class Leaf>
+    static auto make(Leaf const& leaf) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return boost::hana::make_map(boost::hana::make_pair(
+                Keys{}, build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf))...);
         }(std::index_sequence_for<Children...>{});
     }
 };

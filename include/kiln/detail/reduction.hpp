@@ -7,6 +7,7 @@
 #define KILN_DETAIL_REDUCTION_HPP
 
 #include <kiln/detail/eigen.hpp>
+#include <kiln/detail/make.hpp>
 #include <kiln/detail/node.hpp>
 
 #include <cmath>
@@ -113,6 +114,23 @@ struct reduction {
     }
 
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
+
+    // For derivative rules: g, shaped like the result, spread back over the reduced axis to x's shape.
+    static constexpr auto spread(auto g, auto x) {
+        if constexpr (Axis == all_axes) return full_like(x, g);
+        else return as_broadcast(g) + zeros_like(x);
+    }
+    // The result (or a value shaped like it) in the form that broadcasts against x: a row for axis 0, a
+    // column for axis 1 (keepdims<false> along axis 0 gives a column: it is transposed).
+    static constexpr auto as_broadcast(auto y) {
+        if constexpr (Axis == 0 && !KeepDims) return transpose(y);
+        else return y;
+    }
+    // The same reduction of another value (a tangent).
+    template <class T>
+    static constexpr auto same(T const&) {
+        return make_node<Derived, T>();
+    }
 };
 
 // Vectors (dot, outer): a rank-2 operand that can be n x 1 or 1 x n. Statically it may be a vector when one

@@ -77,6 +77,27 @@ constexpr int vector_axis() {
     else return -1;
 }
 
+// For derivative rules of vector primitives (dot, outer): v turned to x's orientation (x and v vectors of
+// the same length), and x as a column. Orientations must be static (VectorXd, RowVectorXd, fixed sizes):
+// a dynamic MatrixXd used as a vector could be either, and a gradient of the wrong orientation would
+// be silently wrong.
+template <class X, class V>
+constexpr auto oriented_like(X const&, V const& v) {
+    constexpr int ax = vector_axis<meta_of_tracer<X>>(), av = vector_axis<meta_of_tracer<V>>();
+    if constexpr (ax < 0 || av < 0)
+        return detail::fail<diagnostic::no_derivative, X, operand_description<meta_of_tracer<X>>,
+                            operand_description<meta_of_tracer<V>>>();
+    else if constexpr (ax == av) return v;
+    else return transpose(v);
+}
+template <class X>
+constexpr auto as_column_vector(X const& x) {
+    constexpr int ax = vector_axis<meta_of_tracer<X>>();
+    if constexpr (ax < 0) return detail::fail<diagnostic::no_derivative, X, operand_description<meta_of_tracer<X>>>();
+    else if constexpr (ax == 0) return x;
+    else return transpose(x);
+}
+
 // The IR attribute text of a primitive, built at compile time: numbers, with "*" for an extent known only
 // at run time.
 struct attr_text {

@@ -19,6 +19,10 @@ struct abs_p : detail::elementwise_unary<abs_p> {
         if constexpr (std::is_arithmetic_v<X>) return x < X(0) ? -x : x;
         else return x.abs();
     }
+    // sign(x), 0 at 0 as in JAX
+    static constexpr auto chain(auto g, auto x, auto) {
+        return where(x > c<0>, g, where(x < c<0>, -g, zeros_like(g)));
+    }
 };
 }  // namespace ops
 

@@ -5,6 +5,7 @@
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace kiln {
@@ -17,6 +18,10 @@ struct add_p : detail::elementwise_binary<add_p> {
     static constexpr bool folds = true;
     static constexpr int left_identity = 0, right_identity = 0;
     static constexpr auto apply(auto const& a, auto const& b) { return a + b; }
+    template <std::size_t K>
+    static constexpr auto chain(auto g, auto, auto, auto) {
+        return g;
+    }
 };
 }  // namespace ops
 

@@ -14,6 +14,7 @@
 #include <kiln/detail/structural.hpp>
 
 #include <limits>
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -65,6 +66,15 @@ struct cast_p {
     }
 
     static constexpr double flops(detail::extent out, detail::extent) { return static_cast<double>(out.rows * out.cols); }
+    // The identity, with the dtype changed back (by the passes: a cotangent takes its operand's dtype).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto) {
+        return ct;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return t;
+    }
 };
 }  // namespace ops
 

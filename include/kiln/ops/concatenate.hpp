@@ -11,6 +11,7 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
+#include <kiln/ops/slice.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -85,6 +86,30 @@ struct concatenate_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+    // Reverse: operand K's block of the cotangent (its offset and extent along the axis must be fixed);
+    // forward: the tangent among zeros of the other operands' shapes.
+    template <std::size_t K, class... X>
+    static constexpr auto vjp(auto ct, auto, X...) {
+        constexpr long ext[] = {(Axis == 0 ? detail::meta_of_tracer<X>::rows : detail::meta_of_tracer<X>::cols)...};
+        constexpr long start = [&] {
+            long s = 0;
+            for (std::size_t j = 0; j < K; ++j) s = (s < 0 || ext[j] < 0) ? -1 : s + ext[j];
+            return s;
+        }();
+        using C = detail::meta_of_tracer<decltype(ct)>;
+        if constexpr (start < 0 || ext[K] < 0)
+            return detail::fail<diagnostic::no_derivative, concatenate_p, detail::operand_description<detail::meta_of_tracer<X>>...>();
+        else if constexpr (Axis == 0)
+            return detail::make_node<slice_p<start, ext[K], 0, (C::cols >= 0 ? C::cols : detail::whole)>, decltype(ct)>();
+        else
+            return detail::make_node<slice_p<0, (C::rows >= 0 ? C::rows : detail::whole), start, ext[K]>, decltype(ct)>();
+    }
+    template <std::size_t K, class T, class... X>
+    static constexpr auto jvp(T, auto, X... x) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return detail::make_node<concatenate_p, std::conditional_t<J == K, T, decltype(zeros_like(x))>...>();
+        }(std::index_sequence_for<X...>{});
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,9 @@ struct cos_p : detail::elementwise_unary<cos_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::cos(x);
         else return x.cos();
     }
+    static constexpr auto chain(auto g, auto x, auto) {
+        return g * -sin(x);
+    }
 };
 }  // namespace ops
 

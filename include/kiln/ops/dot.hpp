@@ -10,6 +10,7 @@
 #include <kiln/detail/reduction.hpp>
 
 #include <cstdint>
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -62,6 +63,17 @@ struct dot_p {
 
     static constexpr double flops(detail::extent, detail::extent a, detail::extent) {
         return 2.0 * static_cast<double>(a.rows * a.cols);
+    }
+    // d<a, b> = <da, b> + <a, db>; reverse: ct * b for a (turned to a's orientation), ct * a for b.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto a, auto b) {
+        if constexpr (K == 0) return detail::oriented_like(a, ct * b);
+        else return detail::oriented_like(b, ct * a);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto a, auto b) {
+        if constexpr (K == 0) return dot(t, b);
+        else return dot(a, t);
     }
 };
 }  // namespace ops

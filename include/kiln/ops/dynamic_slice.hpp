@@ -17,6 +17,7 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -28,6 +29,8 @@ inline constexpr attr_text dynamic_slice_attr =
 }  // namespace detail
 
 namespace ops {
+template <int Axis>
+struct dynamic_pad_p;
 // Count rows (Axis 0) or columns (Axis 1) from the start index; Other is the operand's static extent
 // along the other axis (-1: dynamic), for the IR text.
 template <int Axis, long Count, long Other>
@@ -87,6 +90,18 @@ struct dynamic_slice_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
+    // Reverse: the cotangent written into zeros of the operand's shape (dynamic_pad, which checks the start
+    // index too); forward: the same slice. The start index has no derivative.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x, auto start) {
+        if constexpr (K == 0) return detail::make_node<dynamic_pad_p<Axis>, decltype(ct), decltype(start), decltype(x)>();
+        else return detail::zero{};
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto, auto start) {
+        if constexpr (K == 0) return detail::make_node<dynamic_slice_p, decltype(t), decltype(start)>();
+        else return detail::zero{};
+    }
 };
 
 // What the user wrote, when a diagnostic names it.

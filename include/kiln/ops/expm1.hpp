@@ -19,6 +19,9 @@ struct expm1_p : detail::elementwise_unary<expm1_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::expm1(x);
         else return x.expm1();
     }
+    static constexpr auto chain(auto g, auto, auto y) {
+        return g * (y + c<1>);
+    }
 };
 }  // namespace ops
 

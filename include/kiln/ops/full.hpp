@@ -8,8 +8,8 @@
 // literal, std::integral_constant) or a traced rank-0 value. Extents are fixed and non-negative.
 // The *_like forms take x's dtype, weak typing and extents, and never read x's elements: for a fixed-size
 // (or rank-0) x the result does not depend on x at all; for a dynamic x, x is an operand that gives its
-// extents at run time. (Its elements are still computed if kiln materialises x anyway: a reduction, a
-// product, a value with several uses.)
+// extents at run time, and only those: x's elements are not computed for it (they are if something else
+// needs them), though x's shape is still checked.
 // One primitive, JAX's broadcast_in_dim of the scalar: IR `broadcast_in_dim[shape=(2,3)
 // broadcast_dimensions=()] %v` (with `*` for an extent taken from x at run time, then x as a second
 // operand), no cost. Fused into its users as Eigen's Constant().
@@ -20,6 +20,7 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -39,6 +40,7 @@ template <int Rank, long Rows, long Cols, class T, bool Weak>
 struct full_p {
     static constexpr std::string_view name = "broadcast_in_dim";
     static constexpr std::string_view attrs() { return detail::broadcast_attr<Rank, Rows, Cols>.view(); }
+    static constexpr unsigned shape_only_operands = 0b10;  // x of full_like(x, v): its extents only
 
     template <class V>
     using scalar_of = std::conditional_t<std::is_void_v<T>, typename V::scalar, T>;
@@ -67,6 +69,17 @@ struct full_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+    // The broadcast scalar: its cotangent is the sum of the result's (the passes sum it to a scalar).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto...) {
+        if constexpr (K == 0) return ct;
+        else return detail::zero{};
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto...) {
+        if constexpr (K == 0) return t;
+        else return detail::zero{};
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,9 @@ struct log_p : detail::elementwise_unary<log_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::log(x);
         else return x.log();
     }
+    static constexpr auto chain(auto g, auto x, auto) {
+        return g / x;
+    }
 };
 }  // namespace ops
 

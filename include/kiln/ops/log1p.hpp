@@ -19,6 +19,9 @@ struct log1p_p : detail::elementwise_unary<log1p_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::log1p(x);
         else return x.log1p();
     }
+    static constexpr auto chain(auto g, auto x, auto) {
+        return g / (c<1> + x);
+    }
 };
 }  // namespace ops
 

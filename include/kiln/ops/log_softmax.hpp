@@ -34,6 +34,15 @@ struct log_softmax_p : detail::normalisation<log_softmax_p<Axis>, Axis> {
     static constexpr double flops(detail::extent out, detail::extent a) {
         return 24.0 * static_cast<double>(a.rows * a.cols) + 20.0 * static_cast<double>(Axis == 0 ? out.cols : out.rows);
     }
+    // g - softmax * sum(g) along the axis (reverse), t - sum(softmax * t) (forward); softmax = exp(y).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto) {
+        return ct - exp(y) * sum(ct, axis<Axis>);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto) {
+        return t - sum(exp(y) * t, axis<Axis>);
+    }
 };
 }  // namespace ops
 

@@ -7,6 +7,7 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/sum.hpp>
 
 #include <cmath>
 #include <limits>
@@ -76,6 +77,15 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
     // max, subtract, exp, add per element; a log and an add per result
     static constexpr double flops(detail::extent out, detail::extent a) {
         return 23.0 * static_cast<double>(a.rows * a.cols) + 21.0 * static_cast<double>(out.rows * out.cols);
+    }
+    // d logsumexp / d x = softmax(x) = exp(x - logsumexp(x)), from the result.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto x) {
+        return logsumexp_p::spread(ct, x) * exp(x - logsumexp_p::as_broadcast(y));
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto x) {
+        return sum_p<Axis, KeepDims>::same(t * exp(x - logsumexp_p::as_broadcast(y)));
     }
 };
 }  // namespace ops

@@ -7,6 +7,7 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
 
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -56,6 +57,17 @@ struct matmul_p {
 
     static constexpr double flops(detail::extent, detail::extent a, detail::extent b) {
         return 2.0 * static_cast<double>(a.rows * a.cols * b.cols);
+    }
+    // d(A B) = dA B + A dB; reverse: ct B^T for A, A^T ct for B (Eigen's GEMM reads the transposes as they are).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto a, auto b) {
+        if constexpr (K == 0) return matmul(ct, transpose(b));
+        else return matmul(transpose(a), ct);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto a, auto b) {
+        if constexpr (K == 0) return matmul(t, b);
+        else return matmul(a, t);
     }
 };
 }  // namespace ops

@@ -52,6 +52,18 @@ struct matrix_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+    // Operand K (row-major) is element (K / Cols, K % Cols): reverse reads it from the cotangent, forward
+    // places its tangent there among zeros.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto...) {
+        return at<static_cast<long>(K) / Cols, static_cast<long>(K) % Cols>(ct);
+    }
+    template <std::size_t K, class T, class... X>
+    static constexpr auto jvp(T, auto, X...) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return detail::make_node<matrix_p, std::conditional_t<J == K, T, tracer<detail::constant<0>>>...>();
+        }(std::index_sequence_for<X...>{});
+    }
 };
 }  // namespace ops
 

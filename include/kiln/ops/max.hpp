@@ -6,6 +6,7 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/sum.hpp>
 
 #include <limits>
 #include <type_traits>
@@ -33,6 +34,20 @@ struct max_p : detail::reduction<max_p<Axis, KeepDims>, Axis, KeepDims> {
         using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
         if constexpr (std::is_same_v<T, bool>) return v.any();
         else return v.redux(Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
+    }
+    // The cotangent goes to the elements equal to the result, split evenly among ties (as JAX's rule).
+    static constexpr auto ties(auto y, auto x) {
+        return cast<typename detail::meta_of_tracer<decltype(x)>::scalar>(x == max_p::as_broadcast(y));
+    }
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto x) {
+        auto const t = ties(y, x);
+        return max_p::spread(ct / sum_p<Axis, KeepDims>::same(t), x) * t;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto x) {
+        auto const e = ties(y, x);
+        return sum_p<Axis, KeepDims>::same(t * e) / sum_p<Axis, KeepDims>::same(e);
     }
 };
 }  // namespace ops

@@ -6,6 +6,8 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/size.hpp>
+#include <kiln/ops/sum.hpp>
 
 namespace kiln {
 namespace ops {
@@ -15,6 +17,16 @@ struct mean_p : detail::reduction<mean_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr bool floating = true;
     static auto all(auto const& v) { return v.mean(); }
     static auto along(auto const& v) { return v.mean(); }
+    // A sum's derivative, divided by the number of elements reduced (read from x's extents at run time
+    // when they are dynamic).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x) {
+        return mean_p::spread(ct / detail::count_along<Axis>(x), x);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return mean_p::same(t);
+    }
 };
 }  // namespace ops
 

@@ -6,6 +6,7 @@
 #include <kiln/detail/make.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -21,6 +22,12 @@ struct minimum_p : detail::elementwise_binary<minimum_p> {
         if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B>) return std::min(a, b);
         else if constexpr (std::is_arithmetic_v<A>) return b.min(a);
         else return a.min(b);
+    }
+    // ties split evenly, as JAX and PyTorch do
+    template <std::size_t K>
+    static constexpr auto chain(auto g, auto a, auto b, auto) {
+        if constexpr (K == 0) return g * where(a < b, c<1>, where(a == b, c<0.5>, c<0>));
+        else return g * where(b < a, c<1>, where(a == b, c<0.5>, c<0>));
     }
 };
 }  // namespace ops

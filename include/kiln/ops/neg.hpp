@@ -4,6 +4,7 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/full.hpp>
 
 #include <string_view>
 
@@ -15,8 +16,20 @@ struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr bool floating = false;
     static constexpr bool folds = true;
     static constexpr auto apply(auto const& x) { return -x; }
+    // d(-x)/dx = -1
+    static constexpr auto chain(auto g, auto, auto) {
+        return -g;
+    }
 };
 }  // namespace ops
+
+namespace detail {
+// -full(v) is full(-v): the negation of a broadcast scalar is computed once, on the scalar.
+template <int Rank, long Rows, long Cols, class T, bool Weak, class V, class... Like>
+struct simplify<node<ops::neg_p, node<ops::full_p<Rank, Rows, Cols, T, Weak>, V, Like...>>> {
+    using type = typename make_node<ops::full_p<Rank, Rows, Cols, T, Weak>, decltype(-tracer<V>{}), tracer<Like>...>::kiln_expr;
+};
+}  // namespace detail
 
 template <traced_value X>
 constexpr auto operator-(X const&) {

@@ -11,6 +11,7 @@
 #include <kiln/detail/reduction.hpp>
 
 #include <cstdint>
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -56,6 +57,17 @@ struct outer_p {
 
     static constexpr double flops(detail::extent out, detail::extent, detail::extent) {
         return static_cast<double>(out.rows * out.cols);
+    }
+    // y = a b^T: reverse ct b for a, ct^T a for b (each turned to its operand's orientation).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto a, auto b) {
+        if constexpr (K == 0) return detail::oriented_like(a, matmul(ct, detail::as_column_vector(b)));
+        else return detail::oriented_like(b, matmul(transpose(ct), detail::as_column_vector(a)));
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto a, auto b) {
+        if constexpr (K == 0) return outer(t, b);
+        else return outer(a, t);
     }
 };
 }  // namespace ops

@@ -85,6 +85,12 @@ struct pow_p : detail::elementwise_binary<pow_p> {
             return x.pow(p);  // Eigen's vectorised pow
         }
     }
+    // d a^b = b a^(b-1) da + log(a) a^b db, with log(a) taken as 0 where a is 0 (as JAX's rule).
+    template <std::size_t K>
+    static constexpr auto chain(auto g, auto a, auto b, auto y) {
+        if constexpr (K == 0) return g * (b * pow(a, b - c<1>));
+        else return g * (y * log(where(a == c<0>, c<1>, a)));
+    }
 };
 
 template <int N>
@@ -120,6 +126,13 @@ struct integer_pow_p : detail::elementwise_unary<integer_pow_p<N>> {
             else if constexpr (std::is_integral_v<T>) return x.unaryExpr([](T e) { return detail::integer_power(e, T(N)); });
             else return x.pow(T(N));
         }
+    }
+    // d x^N = N x^(N-1) dx.
+    static constexpr auto chain(auto g, auto x, auto) {
+        if constexpr (N == 0) return detail::zero{};
+        else if constexpr (N == 1) return g;
+        else if constexpr (N == 2) return g * (c<2> * x);
+        else return g * (c<N> * pow(x, c<N - 1>));
     }
 };
 }  // namespace ops

@@ -6,6 +6,7 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/sum.hpp>
 
 namespace kiln {
 namespace ops {
@@ -15,6 +16,15 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr bool floating = false;
     static auto all(auto const& v) { return v.prod(); }
     static auto along(auto const& v) { return v.prod(); }
+    // d prod / d x_i = prod / x_i (as JAX's rule for nonzero x; at a zero it is NaN).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto x) {
+        return prod_p::spread(ct * y, x) / x;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto x) {
+        return y * sum_p<Axis, KeepDims>::same(t / x);
+    }
 };
 }  // namespace ops
 

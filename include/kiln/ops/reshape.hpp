@@ -12,6 +12,7 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace kiln {
@@ -69,6 +70,19 @@ struct reshape_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    // Reverse: reshaped back to the operand's fixed shape; forward: the same reshape.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x) {
+        using A = detail::meta_of_tracer<decltype(x)>;
+        if constexpr (A::rank == 0) return squeeze(ct);
+        else if constexpr (A::rows < 0 || A::cols < 0)
+            return detail::fail<diagnostic::no_derivative, reshape_p, detail::operand_description<A>>();
+        else return detail::make_node<reshape_p<A::rows, A::cols>, decltype(ct)>();
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return detail::make_node<reshape_p, decltype(t)>();
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,9 @@ struct rsqrt_p : detail::elementwise_unary<rsqrt_p> {
         if constexpr (std::is_arithmetic_v<X>) return X(1) / std::sqrt(x);
         else return x.rsqrt();
     }
+    static constexpr auto chain(auto g, auto x, auto y) {
+        return g * (c<-0.5> * y / x);
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,9 @@ struct sigmoid_p : detail::elementwise_unary<sigmoid_p> {
         if constexpr (std::is_arithmetic_v<X>) return X(1) / (X(1) + std::exp(-x));
         else return x.logistic();
     }
+    static constexpr auto chain(auto g, auto, auto y) {
+        return g * (y * (c<1> - y));
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,9 @@ struct sin_p : detail::elementwise_unary<sin_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::sin(x);
         else return x.sin();
     }
+    static constexpr auto chain(auto g, auto x, auto) {
+        return g * cos(x);
+    }
 };
 }  // namespace ops
 

@@ -15,6 +15,7 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace kiln {
@@ -36,6 +37,8 @@ struct slice_along;
 }  // namespace detail
 
 namespace ops {
+template <long R0, long C0>
+struct pad_p;
 // Rows R0 .. R0+NR-1 and columns C0 .. C0+NC-1 of the operand; NR (NC) is detail::whole for all rows
 // (columns) of a dynamic operand, with R0 (C0) 0.
 template <long R0, long NR, long C0, long NC>
@@ -82,6 +85,15 @@ struct slice_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    // Reverse: the cotangent written into zeros of the operand's shape (pad); forward: the same slice.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x) {
+        return detail::make_node<pad_p<R0, C0>, decltype(ct), decltype(x)>();
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return detail::make_node<slice_p, decltype(t)>();
+    }
 };
 
 // What the user wrote, when a diagnostic names it (segment and at check their operand before slicing).

@@ -34,6 +34,15 @@ struct softmax_p : detail::normalisation<softmax_p<Axis>, Axis> {
     static constexpr double flops(detail::extent out, detail::extent a) {
         return 24.0 * static_cast<double>(a.rows * a.cols) + static_cast<double>(Axis == 0 ? out.cols : out.rows);
     }
+    // y * (g - sum(g * y)) along the axis, from the result.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto) {
+        return y * (ct - sum(ct * y, axis<Axis>));
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto) {
+        return y * (t - sum(t * y, axis<Axis>));
+    }
 };
 }  // namespace ops
 

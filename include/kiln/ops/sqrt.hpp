@@ -19,6 +19,10 @@ struct sqrt_p : detail::elementwise_unary<sqrt_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::sqrt(x);
         else return x.sqrt();
     }
+    // infinite at 0, as in JAX and PyTorch
+    static constexpr auto chain(auto g, auto, auto y) {
+        return g / (c<2> * y);
+    }
 };
 }  // namespace ops
 

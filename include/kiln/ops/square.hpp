@@ -19,6 +19,9 @@ struct square_p : detail::elementwise_unary<square_p> {
         if constexpr (std::is_arithmetic_v<X>) return x * x;
         else return x.square();
     }
+    static constexpr auto chain(auto g, auto x, auto) {
+        return g * (c<2> * x);
+    }
 };
 }  // namespace ops
 

@@ -8,6 +8,7 @@
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace kiln {
@@ -41,6 +42,15 @@ struct squeeze_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    // The 1 x 1 operand's cotangent is the scalar's (the passes fill it out to 1 x 1).
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto) {
+        return ct;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return squeeze(t);
+    }
 };
 }  // namespace ops
 

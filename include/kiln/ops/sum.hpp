@@ -5,6 +5,9 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/size.hpp>
 
 namespace kiln {
 namespace ops {
@@ -14,8 +17,29 @@ struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr bool floating = false;
     static auto all(auto const& v) { return v.sum(); }
     static auto along(auto const& v) { return v.sum(); }
+    // The derivative of a sum spreads the cotangent over what was summed.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto x) {
+        return sum_p::spread(ct, x);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return sum_p::same(t);
+    }
 };
 }  // namespace ops
+
+namespace detail {
+// The sum of a broadcast scalar is the scalar times the number of elements (no pass over them): what
+// the derivative of a sum with respect to a scalar parameter meets (XLA's simplifier does the same).
+template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
+    requires(std::is_void_v<T> || std::is_same_v<T, typename info<V>::scalar>)
+struct simplify<node<ops::sum_p<all_axes>, node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>>> {
+    // the extents: of full_like's x when it has one, else the fixed ones of the broadcast itself
+    using shape = boost::mp11::mp_front<mp_list<tracer<Like>..., tracer<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>>>>;
+    using type = typename decltype(tracer<V>{} * detail::count_along<all_axes>(shape{}))::kiln_expr;
+};
+}  // namespace detail
 
 template <traced_value X>
 constexpr auto sum(X const&) {

@@ -19,6 +19,9 @@ struct tan_p : detail::elementwise_unary<tan_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::tan(x);
         else return x.tan();
     }
+    static constexpr auto chain(auto g, auto, auto y) {
+        return g * (c<1> + square(y));
+    }
 };
 }  // namespace ops
 

@@ -19,6 +19,10 @@ struct tanh_p : detail::elementwise_unary<tanh_p> {
         if constexpr (std::is_arithmetic_v<X>) return std::tanh(x);
         else return x.tanh();
     }
+    // d tanh = 1 - tanh^2, from the result
+    static constexpr auto chain(auto g, auto, auto y) {
+        return g * (c<1> - square(y));
+    }
 };
 }  // namespace ops
 

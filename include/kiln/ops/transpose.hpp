@@ -6,6 +6,7 @@
 
 #include <kiln/detail/make.hpp>
 
+#include <cstddef>
 #include <string_view>
 
 namespace kiln {
@@ -37,6 +38,14 @@ struct transpose_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto) {
+        return transpose(ct);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return transpose(t);
+    }
 };
 }  // namespace ops
 

@@ -6,6 +6,7 @@
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
 
+#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
@@ -69,6 +70,19 @@ struct where_p {
 
     static constexpr double flops(detail::extent out, detail::extent, detail::extent, detail::extent) {
         return static_cast<double>(out.rows * out.cols);
+    }
+    // The cotangent goes to the branch each element was taken from; the condition has no derivative.
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto c, auto, auto) {
+        if constexpr (K == 0) return detail::zero{};
+        else if constexpr (K == 1) return where(c, ct, kiln::c<0>);
+        else return where(c, kiln::c<0>, ct);
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto c, auto, auto) {
+        if constexpr (K == 0) return detail::zero{};
+        else if constexpr (K == 1) return where(c, t, kiln::c<0>);
+        else return where(c, kiln::c<0>, t);
     }
 };
 }  // namespace ops

@@ -1,0 +1,45 @@
+// wrt: marks a value that is differentiated (the argument of kiln::grad, vjp, jvp...). Its value is its
+// operand's, unchanged and never copied (an alias, see detail/graph.hpp), but it is a node of its own, so
+// a derivative with respect to it counts only the uses that go through it: a function that also reads
+// the same value another way (a captured tracer, the same value passed twice) is differentiated
+// correctly. Tag says which differentiation and which argument leaf it is. IR: `wrt %0`.
+#ifndef KILN_OPS_WRT_HPP
+#define KILN_OPS_WRT_HPP
+
+#include <kiln/detail/elementwise.hpp>
+#include <kiln/detail/make.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace kiln {
+namespace ops {
+template <class Tag>
+struct wrt_p : detail::elementwise_unary<wrt_p<Tag>> {
+    static constexpr std::string_view name = "wrt";
+    static constexpr double cost = 0;
+    static constexpr bool floating = false;
+    static constexpr bool alias = true;
+    static constexpr auto apply(auto const& x) { return x; }
+
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto) {
+        return ct;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto) {
+        return t;
+    }
+};
+}  // namespace ops
+
+namespace detail {
+// The differentiated leaf Tag of the traced value x.
+template <class Tag, traced_value X>
+constexpr auto mark_wrt(X const&) {
+    return make_node<ops::wrt_p<Tag>, X>();
+}
+}  // namespace detail
+}  // namespace kiln
+
+#endif

@@ -1,0 +1,278 @@
+// The differentiation transforms as a user meets them: grad and value_and_grad with argnums and has_aux,
+// the structure and type of gradients (structs, tuples, fixed sizes, scalars), vjp, jvp, jacobian and
+// hessian, nested transforms, closures (no perturbation confusion), unused arguments (zeros, pruned),
+// jitted functions called inside, and what the derivative graphs look like (simplified, no copies of
+// the differentiated arguments, values read for their extents only never computed). Values are checked
+// against derivatives written by hand in Eigen; the oracle's gradients are in test_oracle_grad.cpp and
+// every primitive's rules against finite differences in test_autodiff_rules.cpp.
+#include "support.hpp"
+
+#include <kiln/kiln.hpp>
+
+#include <gtest/gtest.h>
+
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/hana/string.hpp>
+#include <boost/hana/define_struct.hpp>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+using kiln_test::expect_close;
+
+struct Params {
+    MatrixXd w;
+    double b;
+};
+
+struct HanaLayer {
+    BOOST_HANA_DEFINE_STRUCT(HanaLayer, (MatrixXd, w), (double, b));
+};
+
+auto const loss = [](auto const& p, auto const& x, auto const& y) {
+    auto const& [w, b] = p;
+    return kiln::mean(kiln::square(kiln::matmul(x, w) + b - y));
+};
+
+struct Data {
+    MatrixXd X = MatrixXd::Random(10, 3), Y = MatrixXd::Random(10, 1);
+    Params p{MatrixXd::Random(3, 1), 0.3};
+    MatrixXd residual() const { return X * p.w + MatrixXd::Constant(10, 1, p.b) - Y; }
+};
+
+TEST(Grad, ValueAndGradOfAStructIsThatStruct) {
+    Data d;
+    auto [value, g] = kiln::jit(kiln::value_and_grad(loss))(d.p, d.X, d.Y);
+    static_assert(std::is_same_v<decltype(g), Params>);
+    MatrixXd const r = d.residual();
+    EXPECT_NEAR(value, r.squaredNorm() / 10, 1e-14);
+    expect_close(g.w, (2.0 / 10 * d.X.transpose() * r).eval());
+    EXPECT_NEAR(g.b, 2.0 / 10 * r.sum(), 1e-14);
+    // Without jit: grad called on Eigen values jits itself.
+    Params const g2 = kiln::grad(loss)(d.p, d.X, d.Y);
+    expect_close(g2.w, g.w, 0);
+}
+
+TEST(Grad, ArgnumsSelectAndATupleComesBackForSeveral) {
+    Data d;
+    MatrixXd const r = d.residual();
+    MatrixXd const gx = kiln::jit(kiln::grad(loss, kiln::argnums<1>))(d.p, d.X, d.Y);
+    expect_close(gx, (2.0 / 10 * r * d.p.w.transpose()).eval());
+    auto [gp, gy] = kiln::grad(loss, kiln::argnums<0, 2>)(d.p, d.X, d.Y);
+    static_assert(std::is_same_v<decltype(gp), Params>);
+    expect_close(gy, (-2.0 / 10 * r).eval());
+    // Only what the requested gradients need is a parameter: d/dX reads w, b, X, Y; d/dY the same.
+    EXPECT_EQ(kiln::trace(kiln::grad(loss, kiln::argnums<1>), d.p, d.X, d.Y).num_params(), 4u);
+}
+
+TEST(Grad, HasAux) {
+    MatrixXd x = MatrixXd::Random(3, 2);
+    auto f = [](auto const& a) { return std::pair(kiln::sum(a * a), kiln::tanh(a)); };
+    auto [g, aux] = kiln::jit(kiln::grad(f, kiln::has_aux))(x);
+    expect_close(g, (2 * x).eval());
+    expect_close(aux, MatrixXd(x.array().tanh()));
+    auto [va, g2] = kiln::value_and_grad(f, kiln::has_aux)(x);
+    EXPECT_NEAR(va.first, x.squaredNorm(), 1e-14);
+    expect_close(va.second, aux, 0);
+    expect_close(g2, g, 0);
+}
+
+TEST(Grad, TheGradientHasTheArgumentsTypeFixedSizeAndScalar) {
+    Eigen::Matrix<double, 3, 2> x = Eigen::Matrix<double, 3, 2>::Random();
+    double s = 0.7;
+    float f = 0.5f;
+    auto h = [](auto const& a, auto const& b, auto const& c) { return kiln::sum(a * b) + kiln::cast<double>(c * c); };
+    auto [ga, gb, gc] = kiln::jit(kiln::grad(h, kiln::argnums<0, 1, 2>))(x, s, f);
+    static_assert(std::is_same_v<decltype(ga), Eigen::Matrix<double, 3, 2>>);
+    static_assert(std::is_same_v<decltype(gb), double>);
+    static_assert(std::is_same_v<decltype(gc), float>);
+    expect_close(ga, Eigen::Matrix<double, 3, 2>::Constant(s));
+    EXPECT_NEAR(gb, x.sum(), 1e-14);
+    EXPECT_EQ(gc, 2 * f);
+}
+
+TEST(Grad, AnUnusedArgumentGetsZerosAndCostsOnlyTheFill) {
+    MatrixXd x = MatrixXd::Random(3, 3), y = MatrixXd::Random(2, 2), z = MatrixXd::Random(3, 3);
+    Eigen::Matrix2d y2 = Eigen::Matrix2d::Random();
+    auto f = [](auto const& a, auto const&, auto const& c) { return kiln::sum(a * c); };
+    auto [gx, gy, gz] = kiln::jit(kiln::grad(f, kiln::argnums<0, 1, 2>))(x, y, z);
+    expect_close(gx, z, 0);
+    EXPECT_EQ(gy, MatrixXd::Zero(2, 2));
+    expect_close(gz, x, 0);
+    // y's zeros need its extents only (its elements are never read); a fixed-size y is not a parameter.
+    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0, 1, 2>), x, y, z).num_params(), 3u);
+    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0, 1, 2>), x, y2, z).num_params(), 2u);
+    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0>), x, y, z).num_params(), 1u);  // d/dx = z
+}
+
+TEST(Grad, TheDerivativeGraphIsSimplifiedAndTheArgumentIsNotCopied) {
+    MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2);
+    auto f = [](auto const& a, auto const& b) { return kiln::sum(kiln::sin(a) * b); };
+    auto tr = kiln::trace(kiln::grad(f), x, y);
+    // d/da = b * cos(a): the seed (a broadcast 1) folds away, the forward sum is not computed.
+    EXPECT_EQ(tr.as_text(),
+              "kiln graph: 2 arguments, 2 parameters, 5 nodes\n"
+              "  %0 = param args[0] : f64[3,2]\n"
+              "  %1 = param args[1] : f64[3,2]\n"
+              "  %2 = wrt %0 : f64[3,2]\n"
+              "  %3 = cos %2 : f64[3,2]\n"
+              "  %4 = mul %1 %3 : f64[3,2]\n"
+              "  return %4\n");
+    // wrt is an alias of the argument: nothing is materialised but the output.
+    EXPECT_EQ(tr.num_materialised(), 1u);
+    EXPECT_FALSE(tr.is_materialised(2));
+    expect_close(kiln::jit(kiln::grad(f))(x, y), MatrixXd(y.array() * x.array().cos()));
+}
+
+TEST(Grad, AValueReadForItsExtentsOnlyIsNotComputed) {
+    // d sum(exp(x)) / dx needs exp(x) (its derivative) but not the sum; d sum(tanh(x) + x*x) / d x reads
+    // the sum's operand only for the shape of the broadcast seed.
+    MatrixXd x = MatrixXd::Random(4, 3);
+    auto f = [](auto const& a) { return kiln::sum(kiln::exp(a)); };
+    auto tr = kiln::trace(kiln::grad(f), x);
+    EXPECT_EQ(tr.num_materialised(), 1u);
+    expect_close(kiln::jit(kiln::grad(f))(x), MatrixXd(x.array().exp()));
+    // full_like's x for a dynamic shape: a shape-only operand, never materialised even when reduced.
+    auto g = [](auto const& a) { return kiln::zeros_like(kiln::sum(a * a, kiln::axis<0>)) + kiln::c<1.0>; };
+    auto tg = kiln::trace(g, x);
+    EXPECT_EQ(tg.num_materialised(), 1u);  // the output only: the reduction is not evaluated
+    EXPECT_EQ(kiln::jit(g)(x), MatrixXd::Ones(1, 3));
+}
+
+TEST(Grad, VjpAndJvp) {
+    MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2), t = MatrixXd::Random(3, 2);
+    auto f = [](auto const& a, auto const& b) { return kiln::tanh(a) * b; };
+    MatrixXd const d = (1 - x.array().tanh().square()).matrix();
+    auto [out, dout] = kiln::jvp(f, std::tuple(x, y), std::tuple(t, MatrixXd(MatrixXd::Zero(3, 2))));
+    expect_close(out, MatrixXd(x.array().tanh() * y.array()));
+    expect_close(dout, MatrixXd(d.array() * t.array() * y.array()));
+    auto [value, back] = kiln::vjp(f, x, y);
+    expect_close(value, out, 0);
+    auto [gx, gy] = back(t);
+    expect_close(gx, MatrixXd(d.array() * t.array() * y.array()));
+    expect_close(gy, MatrixXd(x.array().tanh() * t.array()));
+    // Inside a traced function: vjp's function of cotangents, then a jvp, in one graph.
+    auto both = [f](auto const& a, auto const& b, auto const& c) {
+        auto [v, pullback] = kiln::vjp(f, a, b);
+        auto [ga, gb] = pullback(c);
+        auto [o, tangent] = kiln::jvp(f, std::tuple(a, b), std::tuple(c, c));
+        return std::tuple(ga, gb, tangent + v - o);
+    };
+    auto [ga, gb, tan] = kiln::jit(both)(x, y, t);
+    expect_close(ga, gx, 0);
+    expect_close(gb, gy, 0);
+    expect_close(tan, MatrixXd(d.array() * t.array() * y.array() + x.array().tanh() * t.array()));
+}
+
+TEST(Grad, NestedTransformsAndClosures) {
+    MatrixXd x = MatrixXd::Random(3, 2);
+    // d/dx sum(grad(sum(x^3))) = d/dx sum(3 x^2) = 6x
+    auto cube = [](auto const& b) { return kiln::sum(b * b * b); };
+    auto h = [cube](auto const& a) { return kiln::sum(kiln::grad(cube)(a)); };
+    expect_close(kiln::jit(kiln::grad(h))(x), MatrixXd(6 * x));
+    expect_close(kiln::grad(kiln::grad([](auto const& s) { return s * s * s; }))(2.0) * MatrixXd::Ones(1, 1),
+                 MatrixXd::Constant(1, 1, 12.0));
+    // A closure over the same value: d/db sum(a * b) at b = a is a, not 2a (no perturbation confusion).
+    auto cl = [](auto const& a) { return kiln::grad([&](auto const& b) { return kiln::sum(a * b); })(a); };
+    expect_close(kiln::jit(cl)(x), x, 0);
+    // The same value passed twice: each argument gets its own derivative.
+    auto two = [](auto const& a, auto const& b) { return kiln::sum(a * b * b); };
+    auto with_twice = [two](auto const& a) { return kiln::grad(two, kiln::argnums<0, 1>)(a, a); };
+    auto [g0, g1] = kiln::jit(with_twice)(x);
+    expect_close(g0, MatrixXd(x.array().square()));
+    expect_close(g1, MatrixXd(2 * x.array().square()));
+}
+
+TEST(Grad, AJittedFunctionInsideIsInlined) {
+    MatrixXd x = MatrixXd::Random(3, 2);
+    auto inner = kiln::jit([](auto const& a) { return kiln::exp(a) * kiln::c<2.0>; });
+    auto outer = [inner](auto const& a) { return kiln::sum(inner(a) * a); };
+    expect_close(kiln::jit(kiln::grad(outer))(x), MatrixXd(2 * x.array().exp() * (1 + x.array())));
+    // jit of a transform is a transform: jit(grad(f)) inside grad.
+    auto outer2 = [](auto const& a) { return kiln::sum(kiln::jit(kiln::grad([](auto const& b) { return kiln::sum(b * b); }))(a)); };
+    expect_close(kiln::jit(kiln::grad(outer2))(x), MatrixXd::Constant(3, 2, 2.0));
+}
+
+TEST(Grad, JacobianAndHessian) {
+    Eigen::Vector3d x(0.3, -0.2, 0.5);
+    auto f = [](auto const& v) { return kiln::sum(kiln::sin(v) * v) + kiln::square(kiln::dot(v, v)); };
+    Eigen::Matrix3d const H = kiln::jit(kiln::hessian(f))(x);
+    Eigen::Matrix3d E = 4 * x.dot(x) * Eigen::Matrix3d::Identity() + 8 * x * x.transpose();
+    for (int i = 0; i < 3; ++i) E(i, i) += -std::sin(x(i)) * x(i) + 2 * std::cos(x(i));
+    expect_close(H, E, 1e-13);
+    // Forward mode (3 -> 3) and reverse mode (3 -> 2).
+    auto g = [](auto const& v) { return kiln::tanh(v) * kiln::c<2.0>; };
+    Eigen::Matrix3d const J = kiln::jit(kiln::jacobian(g))(x);
+    expect_close(J, Eigen::Matrix3d((2 * (1 - x.array().tanh().square())).matrix().asDiagonal()));
+    auto r = [](auto const& v) { return kiln::vector(kiln::at<0>(v) * kiln::at<1>(v), kiln::exp(kiln::at<2>(v))); };
+    Eigen::Matrix<double, 2, 3> const Jr = kiln::jit(kiln::jacobian(r))(x);
+    Eigen::Matrix<double, 2, 3> Er;
+    Er << x(1), x(0), 0, 0, 0, std::exp(x(2));
+    expect_close(Jr, Er, 1e-15);
+    // A scalar function: the gradient, shaped like x.
+    Eigen::Vector3d const gs = kiln::jacobian([](auto const& v) { return kiln::sum(kiln::exp(v)); })(x);
+    expect_close(gs, Eigen::Vector3d(x.array().exp()));
+}
+
+TEST(Grad, DynamicSliceDerivativesCheckTheStartIndex) {
+    MatrixXd x = MatrixXd::Random(5, 4);
+    auto f = [](auto const& a, auto const& i) { return kiln::sum(kiln::square(kiln::dynamic_rows<2>(a, i))); };
+    MatrixXd expected = MatrixXd::Zero(5, 4);
+    expected.middleRows(1, 2) = 2 * x.middleRows(1, 2);
+    expect_close(kiln::jit(kiln::grad(f))(x, 1), expected);
+    // The forward slice checks its start (and names the differentiated argument as such)...
+    EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(kiln::grad(f))(x, 4); }),
+              "kiln: dynamic_slice: start index 4 (argument 1) is out of range for 2 rows of argument 0 of shape "
+              "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");
+    // ...and when the gradient does not need the forward slice, the pad that writes it back does.
+    auto linear = [](auto const& a, auto const& i) { return kiln::sum(kiln::dynamic_rows<2>(a, i) * kiln::c<3.0>); };
+    EXPECT_EQ(kiln::trace(kiln::grad(linear), x, 1).num_materialised(), 1u);
+    EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(kiln::grad(linear))(x, 4); }),
+              "kiln: dynamic_pad: start index 4 (argument 1) is out of range for 2 rows of argument 0 of shape "
+              "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");
+}
+
+TEST(Grad, SizeReadsExtentsOnly) {
+    MatrixXd x = MatrixXd::Random(5, 4);
+    auto n = [](auto const& a) { return kiln::size(a) + kiln::size(a, kiln::axis<0>) * kiln::c<100>; };
+    EXPECT_EQ(kiln::jit(n)(x), 20 + 500);
+    EXPECT_EQ(kiln_test::ir_line(n, 1, x), "%1 = size[axes=(0,1)] %0 : i64[]");
+    // Fixed extents: a constant, no node.
+    Eigen::Matrix<double, 2, 3> y = Eigen::Matrix<double, 2, 3>::Zero();
+    EXPECT_EQ(kiln::trace(n, y).num_nodes(), 1u);
+    EXPECT_EQ(kiln::jit(n)(y), 6 + 200);
+}
+
+TEST(Grad, HanaMapsAndStructsGiveAMapOfGradients) {
+    MatrixXd x = MatrixXd::Random(4, 3), w = MatrixXd::Random(3, 2);
+    auto const m = boost::hana::make_map(boost::hana::make_pair(BOOST_HANA_STRING("w"), w),
+                                         boost::hana::make_pair(BOOST_HANA_STRING("b"), 0.5));
+    auto f = [](auto const& p, auto const& a) {
+        return kiln::sum(kiln::tanh(kiln::matmul(a, kiln::get<"w">(p)) + kiln::get<"b">(p)));
+    };
+    MatrixXd const d = 1 - ((x * w).array() + 0.5).tanh().square();
+    auto g = kiln::jit(kiln::grad(f))(m, x);
+    expect_close(g[BOOST_HANA_STRING("w")], MatrixXd(x.transpose() * d));
+    EXPECT_NEAR(g[BOOST_HANA_STRING("b")], d.sum(), 1e-13);
+    // A Hana struct is converted to a map, and so is its gradient (JAX's dict of gradients).
+    auto h = kiln::grad(f)(HanaLayer{w, 0.5}, x);
+    expect_close(h[BOOST_HANA_STRING("w")], MatrixXd(x.transpose() * d));
+}
+
+TEST(Grad, AStructViewReturnedIsTheStructAgain) {
+    Data d;
+    auto id = [](auto const& p) { return p; };
+    Params const q = kiln::jit(id)(d.p);
+    expect_close(q.w, d.p.w, 0);
+    EXPECT_EQ(q.b, d.p.b);
+}
+
+}  // namespace
