@@ -95,8 +95,52 @@ TEST_F(Rules, SoftmaxAndLogSoftmax) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// Ties (JAX's convention)
+// Non-differentiable and awkward points (JAX's and PyTorch's conventions)
 // ---------------------------------------------------------------------------------------------------
+
+// d prod / d x_i is the product of the other elements, also where x_i is 0 (not prod / x_i = 0 / 0).
+TEST_F(Rules, ProdAtZeros) {
+    auto const g = kiln::jit(kiln::grad([](auto const& v) { return kiln::prod(v); }));
+    EXPECT_EQ(g(Eigen::Vector3d(2, 0, 3)), Eigen::Vector3d(0, 6, 0));
+    EXPECT_EQ(g(Eigen::Vector3d(2, 0, 0)), Eigen::Vector3d(0, 0, 0));
+    EXPECT_EQ(g(Eigen::Vector3d(2, -1, 3)), Eigen::Vector3d(-3, 6, -2));
+    auto const [y, t] = kiln::jvp([](auto const& v) { return kiln::prod(v); }, std::tuple(Eigen::Vector3d(2, 0, 3)),
+                                  std::tuple(Eigen::Vector3d(1, 1, 1)));
+    EXPECT_EQ(y, 0.0);
+    EXPECT_EQ(t, 6.0);
+    // Along an axis, each column (row) on its own: no zero, one zero, two zeros.
+    Eigen::Matrix<double, 3, 3> m;
+    m << 2, 0, 0,  //
+        3, 4, 0,   //
+        5, 6, 7;
+    Eigen::Matrix<double, 3, 3> want;
+    want << 15, 24, 0,  //
+        10, 0, 0,       //
+        6, 0, 0;
+    auto const gcols = kiln::jit(kiln::grad([](auto const& a) { return kiln::sum(kiln::prod(a, kiln::axis<0>)); }));
+    EXPECT_EQ(gcols(m), want);
+    auto const grows = kiln::jit(kiln::grad(
+        [](auto const& a) { return kiln::sum(kiln::prod(kiln::transpose(a), kiln::axis<1>, kiln::keepdims<false>)); }));
+    EXPECT_EQ(grows(m), want);
+    MatrixXd const md = m;
+    auto const [ym, tm] = kiln::jvp([](auto const& a) { return kiln::prod(a, kiln::axis<0>, kiln::keepdims<false>); },
+                                    std::tuple(md), std::tuple(MatrixXd(MatrixXd::Ones(3, 3))));
+    EXPECT_EQ(tm, Eigen::Vector3d(15 + 10 + 6, 24, 0));
+    // Second derivatives: d2 prod / dx_i dx_j is the product of the elements other than i and j, also at
+    // a single zero.
+    auto const h = kiln::hessian([](auto const& v) { return kiln::prod(v); });
+    Eigen::Matrix3d want_h;
+    want_h << 0, 3, 0,  //
+        3, 0, 2,        //
+        0, 2, 0;
+    EXPECT_EQ(h(Eigen::Vector3d(2, 0, 3)), want_h);
+    want_h << 0, 3, -1,  //
+        3, 0, 2,         //
+        -1, 2, 0;
+    EXPECT_EQ(h(Eigen::Vector3d(2, -1, 3)), want_h);
+}
+
+// max and min share the cotangent of an extremum evenly among the elements that reach it.
 
 TEST_F(Rules, MaxAndMinReductionsSplitTiesEvenly) {
     Eigen::Vector4d const x(3, 1, 3, 3);
