@@ -154,6 +154,40 @@ struct check_rules {
 template <class F, class... X>
 check_rules(F, X const&...) -> check_rules<F, X...>;
 
+// Second derivatives of f (a traced function of one floating argument x) at x: the Hessian of
+// s(w, x) = sum(w * f(x)) times a random u, forward over reverse (kiln::jvp of kiln::grad) and reverse
+// over reverse (kiln::grad of <kiln::grad, u>), against (grad s(x + h u) - grad s(x - h u)) / 2h.
+// These run the rules of the nodes the first derivative is made of (pad, where, the rules' own
+// arithmetic), which check_rules never differentiates.
+template <class F, class X>
+void run_second_order_checks(std::source_location where, F f, X const& x) {
+    ::testing::ScopedTrace const trace(where.file_name(), static_cast<int>(where.line()), "check_second_order");
+    auto const w = random_like(kiln::jit(f)(x));
+    auto const s = [f](auto const& wt, auto const& a) { return kiln::sum(wt * f(a)); };
+    auto const grad_s = kiln::grad(s, kiln::argnums<1>);
+    X const u = random_like(x);
+    auto const g = kiln::jit(grad_s);
+    X const gp = g(w, X(x + step * u)), gm = g(w, X(x - step * u));
+
+    auto const [g0, forward] = kiln::jvp(grad_s, std::tuple(w, x), std::tuple(decltype(w)(w * 0), u));
+    auto const reverse = kiln::jit(kiln::grad(
+        [grad_s](auto const& wt, auto const& a, auto const& v) { return kiln::sum(v * grad_s(wt, a)); },
+        kiln::argnums<1>))(w, x, u);
+    for (Eigen::Index i = 0; i < count(x); ++i) {
+        double const fd = (element(gp, i) - element(gm, i)) / (2 * step);
+        EXPECT_NEAR(element(forward, i), fd, fd_tolerance * (1 + std::abs(fd))) << "forward over reverse, element " << i;
+        EXPECT_NEAR(element(reverse, i), fd, fd_tolerance * (1 + std::abs(fd))) << "reverse over reverse, element " << i;
+    }
+}
+template <class F, class X>
+struct check_second_order {
+    explicit check_second_order(F f, X const& x, std::source_location where = std::source_location::current()) {
+        run_second_order_checks(where, f, x);
+    }
+};
+template <class F, class X>
+check_second_order(F, X const&) -> check_second_order<F, X>;
+
 }  // namespace kiln_test
 
 #endif
