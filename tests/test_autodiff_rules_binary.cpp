@@ -141,4 +141,24 @@ TEST_F(Rules, PowExponentDerivativeAtZeroBaseIsZero) {
     EXPECT_EQ(t, 0.0);
 }
 
+TEST_F(Rules, PowBaseDerivativeWithZeroExponentIsZero) {
+    // x^0 is 1 everywhere (pow(0, 0) = 1), so d/dx is 0, also at x = 0: not 0 * 0^-1 = 0 * inf = NaN
+    // (PyTorch; JAX for integer exponents). A traced floating exponent, a traced integer one, a floating
+    // constant (compile-time integers are integer_pow, whose rule has no derivative for 0).
+    auto const dx = kiln::jit(kiln::grad([](auto const& x, auto const& p) { return kiln::pow(x, p); }));
+    EXPECT_EQ(dx(0.0, 0.0), 0.0);
+    EXPECT_EQ(dx(3.0, 0.0), 0.0);
+    auto const dn = kiln::jit(
+        kiln::grad([](auto const& x, auto const& p) { return kiln::pow(x, kiln::cast<std::int64_t>(p)); }));
+    EXPECT_EQ(dn(0.0, 0.5), 0.0);
+    EXPECT_EQ(dn(0.0, 1.5), 1.0);
+    EXPECT_EQ(dn(2.0, 3.5), 12.0);
+    EXPECT_EQ(kiln::jit(kiln::grad([](auto const& x) { return kiln::pow(x, kiln::c<0.0>); }))(0.0), 0.0);
+    EXPECT_EQ(kiln::jit(kiln::grad([](auto const& x) { return kiln::pow(x, kiln::c<0>); }))(0.0), 0.0);
+    auto const [y, t] = kiln::jvp([](auto const& x, auto const& p) { return kiln::pow(x, p); }, std::tuple(0.0, 0.0),
+                                  std::tuple(1.0, 0.0));
+    EXPECT_EQ(y, 1.0);
+    EXPECT_EQ(t, 0.0);
+}
+
 }  // namespace
