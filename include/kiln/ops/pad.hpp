@@ -50,13 +50,16 @@ struct pad_p {
     }
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
 
+    // Reverse: the block of the cotangent where g was written. An extent of g that is dynamic is the whole
+    // of `like`'s from 0 (the slice that pad is the derivative of took it whole), so it is sliced whole.
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto g, auto) {
         using G = detail::meta_of_tracer<decltype(g)>;
         if constexpr (K == 1) return detail::zero{};
-        else if constexpr (G::rows < 0 || G::cols < 0)
+        else if constexpr ((G::rows < 0 && R0 != 0) || (G::cols < 0 && C0 != 0))
             return detail::fail<diagnostic::no_derivative, pad_p, detail::operand_description<G>>();
-        else return detail::make_node<slice_p<R0, G::rows, C0, G::cols>, decltype(ct)>();
+        else return detail::make_node<slice_p<R0, (G::rows < 0 ? detail::whole : G::rows), C0,
+                                              (G::cols < 0 ? detail::whole : G::cols)>, decltype(ct)>();
     }
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto, auto, auto like) {

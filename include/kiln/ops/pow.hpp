@@ -85,10 +85,12 @@ struct pow_p : detail::elementwise_binary<pow_p> {
             return x.pow(p);  // Eigen's vectorised pow
         }
     }
-    // d a^b = b a^(b-1) da + log(a) a^b db, with log(a) taken as 0 where a is 0 (as JAX's rule).
+    // d a^b = b a^(b-1) da + log(a) a^b db, with log(a) taken as 0 where a is 0 (as JAX's rule), and
+    // a^(b-1) taken as a where b is 0 (JAX's rule for integer b): a^0 is 1 everywhere, so its derivative is
+    // 0 * a = 0, also at a = 0 (where 0 * 0^-1 would be NaN), and stays finite when differentiated again.
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto y) {
-        if constexpr (K == 0) return g * (b * pow(a, b - c<1>));
+        if constexpr (K == 0) return g * (b * pow(a, where(b == c<0>, c<1>, b - c<1>)));
         else return g * (y * log(where(a == c<0>, c<1>, a)));
     }
 };

@@ -16,14 +16,26 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr bool floating = false;
     static auto all(auto const& v) { return v.prod(); }
     static auto along(auto const& v) { return v.prod(); }
-    // d prod / d x_i = prod / x_i (as JAX's rule for nonzero x; at a zero it is NaN).
+    // d prod / d x_i: the product of the other elements it was reduced with. prod / x_i where x_i is not 0;
+    // where it is, the product of the non-zero others when x_i is the only zero, else 0 (JAX's and
+    // PyTorch's values: prod / x_i would be 0 / 0). The division is by x with its zeros replaced by ones,
+    // so that neither branch of the where is infinite (its derivative multiplies the unchosen branch's by
+    // 0). Second derivatives hold except between two zeros of one product, where they are 0.
+    static constexpr auto others(auto y, auto x) {
+        using S = typename detail::meta_of_tracer<decltype(x)>::scalar;
+        auto const at_zero = x == c<0>;
+        auto const nonzero = where(at_zero, c<1>, x);
+        auto const zeros = sum_p<Axis, KeepDims>::same(cast<S>(at_zero));
+        auto const only_zero = where(zeros == c<1>, prod_p::same(nonzero), c<0>);
+        return where(at_zero, prod_p::as_broadcast(only_zero), prod_p::as_broadcast(y) / nonzero);
+    }
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto y, auto x) {
-        return prod_p::spread(ct * y, x) / x;
+        return prod_p::spread(ct, x) * others(y, x);
     }
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto y, auto x) {
-        return y * sum_p<Axis, KeepDims>::same(t / x);
+        return sum_p<Axis, KeepDims>::same(t * others(y, x));
     }
 };
 }  // namespace ops
