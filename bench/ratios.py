@@ -33,6 +33,9 @@ LABELS = {
     "logsumexp_rows": "logsumexp along rows, 1000×100",
     "softmax_xent": "softmax cross-entropy, 1000×100, via log_softmax",
     "softmax_xent[lse]": "softmax cross-entropy, 1000×100, via x − logsumexp",
+    "pose_residual": "3×3 pose residual of the oracle (fixed sizes)",
+    "args/8": "10-leaf nested struct vs 10 flat tensors (expert column), 8×8 each",
+    "args/128": "10-leaf nested struct vs 10 flat tensors (expert column), 128×128 each",
 }
 VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen)(?:_(?P<variant>\w+))?|expert|stepwise)$")
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
