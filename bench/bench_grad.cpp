@@ -15,6 +15,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -24,26 +25,8 @@ namespace {
 using Eigen::MatrixXd;
 using Eigen::RowVectorXd;
 using Eigen::VectorXd;
+using kiln_bench::keep;
 using kiln_bench::require_close;
-
-// Keeps every part of a result alive for the optimiser (a value, a matrix, a pair, a tuple, a struct of
-// matrices through its own overload).
-template <class... T>
-void keep(std::tuple<T...> const& t);
-void keep(double const& v) { benchmark::DoNotOptimize(v); }
-template <class D>
-void keep(Eigen::DenseBase<D> const& m) {
-    benchmark::DoNotOptimize(m.derived().data());
-}
-template <class A, class B>
-void keep(std::pair<A, B> const& p) {
-    keep(p.first);
-    keep(p.second);
-}
-template <class... T>
-void keep(std::tuple<T...> const& t) {
-    std::apply([](auto const&... e) { (keep(e), ...); }, t);
-}
 
 // Compares two results part by part (value, then each gradient component).
 template <class... T, class... U>
@@ -65,15 +48,26 @@ void check(char const* what, std::tuple<T...> const& got, std::tuple<U...> const
     }(std::index_sequence_for<T...>{});
 }
 
+// Before timing: kiln's value_and_grad, grad and primal against the hand-derived version (value and every
+// gradient component), and any other check the workload has (Data::verify_more).
+template <class Data>
+void verify(std::string const& name, Data const& d) {
+    auto const want = Data::expert(d);
+    check((name + ": kiln vs expert").c_str(), Data::kiln(d), want);
+    check((name + ": kiln_grad vs expert").c_str(), Data::kiln_grad(d), want.second);
+    check((name + ": primal vs expert").c_str(), Data::primal(d), want.first);
+    if constexpr (requires { Data::verify_more(d, want); }) Data::verify_more(d, want);
+}
+
 // One benchmark of a version: Data built from the argument (or without one), verified, then timed.
 template <class Data, auto Version>
-void run(benchmark::State& state) {
+void run(benchmark::State& state, char const* name) {
     Data const d = [&] {
         if constexpr (!std::is_aggregate_v<Data> && std::is_constructible_v<Data, long>)
             return Data(static_cast<long>(state.range(0)));
         else return Data();
     }();
-    d.verify();
+    verify(name, d);
     for (auto _ : state) {
         benchmark::DoNotOptimize(&d);  // the inputs may change between calls
         auto const out = Version(d);
@@ -81,12 +75,12 @@ void run(benchmark::State& state) {
     }
 }
 
-// The four versions of a workload W (a Data type with static functions kiln, kiln_grad, primal, expert).
+// The four versions of a workload (a Data type with static functions kiln, kiln_grad, primal, expert).
 #define KILN_BENCH_GRAD(name, Data)                                                              \
-    void name##_kiln(benchmark::State& s) { run<Data, &Data::kiln>(s); }                         \
-    void name##_kiln_grad(benchmark::State& s) { run<Data, &Data::kiln_grad>(s); }               \
-    void name##_primal(benchmark::State& s) { run<Data, &Data::primal>(s); }                     \
-    void name##_expert(benchmark::State& s) { run<Data, &Data::expert>(s); }
+    void name##_kiln(benchmark::State& s) { run<Data, &Data::kiln>(s, #name); }                  \
+    void name##_kiln_grad(benchmark::State& s) { run<Data, &Data::kiln_grad>(s, #name); }        \
+    void name##_primal(benchmark::State& s) { run<Data, &Data::primal>(s, #name); }              \
+    void name##_expert(benchmark::State& s) { run<Data, &Data::expert>(s, #name); }
 
 // ---------------------------------------------------------------------------------------------------
 // Vector workloads, N = 16, 128, 1024, 16384 (goal g/p <= 1.5)
@@ -106,12 +100,6 @@ struct sum_data {
     static double primal(sum_data const& d) { return sum_p(d.x); }
     static std::pair<double, VectorXd> expert(sum_data const& d) {
         return {d.x.sum(), VectorXd::Ones(d.x.size())};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("sum: kiln vs expert", kiln(*this), want);
-        check("sum: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("sum: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(sum, sum_data)
@@ -134,12 +122,6 @@ struct lse_data {
         double const s = e.sum();
         e *= 1 / s;
         return {m + std::log(s), std::move(e)};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("log_sum_exp: kiln vs expert", kiln(*this), want);
-        check("log_sum_exp: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("log_sum_exp: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(log_sum_exp, lse_data)
@@ -170,12 +152,6 @@ struct normal_data {
         double const sz = -d.sigma * gx.sum(), szz = d.sigma * d.sigma * gx.squaredNorm();
         double const value = -0.5 * szz - n * (std::log(d.sigma) + half_log_2pi);
         return {value, grads{std::move(gx), sz * inv, (szz - n) * inv}};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("normal_log_pdf: kiln vs expert", kiln(*this), want);
-        check("normal_log_pdf: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("normal_log_pdf: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(normal_log_pdf, normal_data)
@@ -221,17 +197,12 @@ struct matmul_data {
         VectorXd const as = d.a.colwise().sum().transpose();
         return {(d.a * d.b).sum(), grads{bs.replicate(d.a.rows(), 1), as.replicate(1, d.b.cols())}};
     }
-    void verify() const {
-        auto const want = expert(*this);
-        // Sums of products of up to 181 terms of [-1, 1]: one rounding order against another.
-        check("sum_matmul: kiln vs expert", kiln(*this), want);
-        check("sum_matmul: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("sum_matmul: primal vs expert", primal(*this), want.first);
-        check("sum_matmul: eigen_rowsums vs expert", rowsums(*this), want);
+    static void verify_more(matmul_data const& d, std::pair<double, grads> const& want) {
+        check("sum_matmul: eigen_rowsums vs expert", rowsums(d), want);
     }
 };
 KILN_BENCH_GRAD(sum_matmul, matmul_data)
-void sum_matmul_eigen_rowsums(benchmark::State& s) { run<matmul_data, &matmul_data::rowsums>(s); }
+void sum_matmul_eigen_rowsums(benchmark::State& s) { run<matmul_data, &matmul_data::rowsums>(s, "sum_matmul"); }
 #define KILN_BENCH_MATMUL_SIZES ->Arg(8)->Arg(32)->Arg(64)->Arg(181)
 BENCHMARK(sum_matmul_kiln) KILN_BENCH_MATMUL_SIZES;
 BENCHMARK(sum_matmul_kiln_grad) KILN_BENCH_MATMUL_SIZES;
@@ -269,12 +240,6 @@ struct blr_data {
         gw.noalias() += d.x.transpose() * r * (1 / s2);
         double const value = -0.5 * rr / s2 - n * std::log(d.sigma) - 0.5 * d.w.squaredNorm();
         return {value, grads{std::move(gw), rr / (s2 * d.sigma) - n / d.sigma}};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("blr: kiln vs expert", kiln(*this), want);
-        check("blr: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("blr: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(blr, blr_data)
@@ -330,12 +295,6 @@ struct mlp_data {
         g.w1.noalias() = d.x.transpose() * dh;
         g.b1 = dh.colwise().sum();
         return {value, std::move(g)};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("mlp_loss: kiln vs expert", kiln(*this), want);
-        check("mlp_loss: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("mlp_loss: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(mlp_loss, mlp_data)
@@ -398,12 +357,6 @@ struct sv_data {
             if (t > 0) dphi += a * x(t - 1);
         }
         return {value, grads{g.sum(), dphi, adj.dot(d.eta), d.sigma * adj - d.eta}};
-    }
-    void verify() const {
-        auto const want = expert(*this);
-        check("stochastic_volatility: kiln vs expert", kiln(*this), want);
-        check("stochastic_volatility: kiln_grad vs expert", kiln_grad(*this), want.second);
-        check("stochastic_volatility: primal vs expert", primal(*this), want.first);
     }
 };
 KILN_BENCH_GRAD(stochastic_volatility, sv_data)

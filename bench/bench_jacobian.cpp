@@ -24,6 +24,7 @@
 #endif
 
 #include <cmath>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -32,6 +33,7 @@ namespace {
 using Eigen::Matrix3d;
 using Eigen::Vector2d;
 using Eigen::Vector3d;
+using kiln_bench::keep;
 using kiln_bench::require_close;
 template <int M, int N>
 using jacobian_t = Eigen::Matrix<double, M, N, (M == 1 && N != 1) ? Eigen::RowMajor : Eigen::ColMajor>;
@@ -213,20 +215,6 @@ value_and_jacobian<M, N> by_dual(Functor const& fn, Blocks const*... blocks) {
 template <int N>
 using autodiff = Eigen::AutoDiffScalar<Eigen::Matrix<double, N, 1>>;
 
-void keep(double const& v) { benchmark::DoNotOptimize(v); }
-template <class D>
-void keep(Eigen::DenseBase<D> const& m) {
-    benchmark::DoNotOptimize(m.derived().data());
-}
-template <class... T>
-void keep(std::tuple<T...> const& t) {
-    std::apply([](auto const&... e) { (keep(e), ...); }, t);
-}
-template <class A, class B>
-void keep(std::pair<A, B> const& p) {
-    keep(p.first);
-    keep(p.second);
-}
 template <int M, int N>
 void keep(value_and_jacobian<M, N> const& r) {
     keep(r.value);
@@ -239,11 +227,24 @@ void require_same(char const* what, value_and_jacobian<M, N> const& got, value_a
     require_close(what, got.jac, want.jac);
 }
 
+// Before timing: every version's value and Jacobian against the hand-written ones (Data::as_jacobian
+// puts kiln's result, shaped like the arguments, in the same form).
+template <class Data>
+void verify(std::string const& name, Data const& d) {
+    auto const want = Data::expert(d);
+    require_same((name + ": kiln vs expert").c_str(), Data::as_jacobian(Data::kiln(d)), want);
+    require_same((name + ": autodiffscalar vs expert").c_str(), Data::autodiffscalar(d), want);
+#ifdef KILN_BENCH_HAVE_CERES
+    require_same((name + ": ceres vs expert").c_str(), Data::ceres(d), want);
+    require_same((name + ": ceres_cost vs expert").c_str(), Data::ceres_cost(d), want);
+#endif
+}
+
 // One benchmark: Data built, its versions verified, then Version timed.
 template <class Data, auto Version>
-void run(benchmark::State& state) {
+void run(benchmark::State& state, char const* name) {
     Data d;
-    d.verify();
+    verify(name, d);
     for (auto _ : state) {
         benchmark::DoNotOptimize(&d);  // the inputs may change between calls
         auto const out = Version(d);
@@ -281,19 +282,12 @@ struct pose_data : kiln_bench::pose_data {
         return out;
     }
 #endif
-    void verify() const {
-        auto const want = expert(*this);
-        auto const [value, g] = kiln(*this);
+    static value_and_jacobian<1, 12> as_jacobian(std::pair<double, std::tuple<Vector3d, Vector3d, Vector3d, Vector3d>> const& r) {
         value_and_jacobian<1, 12> k;
-        k.value(0) = value;
-        k.jac << std::get<0>(g).transpose(), std::get<1>(g).transpose(), std::get<2>(g).transpose(),
-            std::get<3>(g).transpose();
-        require_same("pose_gradient: kiln vs expert", k, want);
-        require_same("pose_gradient: autodiffscalar vs expert", autodiffscalar(*this), want);
-#ifdef KILN_BENCH_HAVE_CERES
-        require_same("pose_gradient: ceres vs expert", ceres(*this), want);
-        require_same("pose_gradient: ceres_cost vs expert", ceres_cost(*this), want);
-#endif
+        k.value(0) = r.first;
+        auto const& [gw, gt, gp, gq] = r.second;
+        k.jac << gw.transpose(), gt.transpose(), gp.transpose(), gq.transpose();
+        return k;
     }
 };
 
@@ -328,18 +322,11 @@ struct rat43_data {
         return out;
     }
 #endif
-    void verify() const {
-        auto const want = expert(*this);
-        auto const [value, g] = kiln(*this);
+    static value_and_jacobian<1, 4> as_jacobian(std::pair<double, Eigen::Vector4d> const& r) {
         value_and_jacobian<1, 4> k;
-        k.value(0) = value;
-        k.jac = g.transpose();
-        require_same("rat43: kiln vs expert", k, want);
-        require_same("rat43: autodiffscalar vs expert", autodiffscalar(*this), want);
-#ifdef KILN_BENCH_HAVE_CERES
-        require_same("rat43: ceres vs expert", ceres(*this), want);
-        require_same("rat43: ceres_cost vs expert", ceres_cost(*this), want);
-#endif
+        k.value(0) = r.first;
+        k.jac = r.second.transpose();
+        return k;
     }
 };
 
@@ -394,29 +381,22 @@ struct reprojection_data {
         return out;
     }
 #endif
-    void verify() const {
-        auto const want = expert(*this);
-        auto const [value, jac] = kiln(*this);
-        require_same("reprojection: kiln vs expert", value_and_jacobian<2, 12>{value, jac}, want);
-        require_same("reprojection: autodiffscalar vs expert", autodiffscalar(*this), want);
-#ifdef KILN_BENCH_HAVE_CERES
-        require_same("reprojection: ceres vs expert", ceres(*this), want);
-        require_same("reprojection: ceres_cost vs expert", ceres_cost(*this), want);
-#endif
+    static value_and_jacobian<2, 12> as_jacobian(std::pair<Vector2d, Eigen::Matrix<double, 2, 12>> const& r) {
+        return {r.first, r.second};
     }
 };
 
 #define KILN_BENCH_JACOBIAN(name, Data)                                                                   \
-    void name##_kiln(benchmark::State& s) { run<Data, &Data::kiln>(s); }                                  \
-    void name##_expert(benchmark::State& s) { run<Data, &Data::expert>(s); }                              \
-    void name##_peer_autodiffscalar(benchmark::State& s) { run<Data, &Data::autodiffscalar>(s); }         \
+    void name##_kiln(benchmark::State& s) { run<Data, &Data::kiln>(s, #name); }                          \
+    void name##_expert(benchmark::State& s) { run<Data, &Data::expert>(s, #name); }                       \
+    void name##_peer_autodiffscalar(benchmark::State& s) { run<Data, &Data::autodiffscalar>(s, #name); }  \
     BENCHMARK(name##_kiln);                                                                               \
     BENCHMARK(name##_expert);                                                                             \
     BENCHMARK(name##_peer_autodiffscalar);
 #ifdef KILN_BENCH_HAVE_CERES
 #define KILN_BENCH_JACOBIAN_CERES(name, Data)                                                             \
-    void name##_peer_ceres(benchmark::State& s) { run<Data, &Data::ceres>(s); }                           \
-    void name##_peer_ceres_cost(benchmark::State& s) { run<Data, &Data::ceres_cost>(s); }                 \
+    void name##_peer_ceres(benchmark::State& s) { run<Data, &Data::ceres>(s, #name); }                    \
+    void name##_peer_ceres_cost(benchmark::State& s) { run<Data, &Data::ceres_cost>(s, #name); }          \
     BENCHMARK(name##_peer_ceres);                                                                         \
     BENCHMARK(name##_peer_ceres_cost);
 #else
