@@ -61,7 +61,10 @@ UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 def load(path, which):
     """{benchmark name: (median ns, cv or None)} and the binary's name, from one JSON file."""
     with open(path) as f:
-        doc = json.load(f)
+        text = f.read()
+    if not text.strip():  # Google Benchmark leaves the file empty when a filter matched nothing in it
+        return os.path.basename(path), {}
+    doc = json.loads(text)
     medians, singles, cvs = {}, {}, {}
     for r in doc.get("benchmarks", []):
         name = r.get("run_name", r["name"])
@@ -196,6 +199,8 @@ def main():
     which = "cpu_time" if args.time == "cpu" else "real_time"
     for path in args.json:
         binary, times = load(path, which)
+        if not times:
+            continue
         print(f"### `{binary}` ({args.time} time, median)\n")
         kinds = {p[1] for p in map(split, times) if p}
         print(grad_table(times) if "primal" in kinds else peer_table(times) if "peer" in kinds else table(times))
