@@ -260,7 +260,8 @@ void keep(mlp_params const& p) {
     keep(p.w1), keep(p.b1), keep(p.w2), keep(p.b2);
 }
 void check(char const* what, mlp_params const& got, mlp_params const& want) {
-    check(what, got.w1, want.w1), check(what, got.b1, want.b1), check(what, got.w2, want.w2), check(what, got.b2, want.b2);
+    check(what, got.w1, want.w1), check(what, got.b1, want.b1);
+    check(what, got.w2, want.w2), check(what, got.b2, want.b2);
 }
 auto const mlp_f = [](auto const& p, auto const& x, auto const& t) {
     auto const& [w1, b1, w2, b2] = p;
@@ -307,12 +308,12 @@ BENCHMARK(mlp_loss_expert);
 // h_t = mu + phi (h_{t-1} - mu) + sigma eta_t (h_0 = mu + sigma eta_0), y_t ~ N(0, exp(h_t)), eta_t ~ N(0, 1):
 //   log p = -0.5 sum(eta²) - 0.5 sum(h + y² exp(-h))      (up to a constant)
 // differentiated with respect to mu, phi, sigma and the T innovations eta (non-centred form). kiln has no
-// loop primitive. Unrolled as a chain of scalar kiln ops (x_t = phi x_{t-1} + at<t>(sigma eta), about 310
-// nodes), g++ ran out of memory on the gradient (see RESULTS.md); so the linear recurrence x = h - mu,
-// x_t = phi x_{t-1} + u_t (u = sigma eta), is written as a log-depth scan (Hillis and Steele) of vector ops:
-// 7 rounds of x += phi^d * (x shifted down by d), d = 1, 2, 4, ..., 64, each shift a concatenate of zeros and
-// a segment of x; O(T log T) operations, about 45 nodes, fixed sizes throughout. The expert runs the
-// recurrence and its adjoint as the two O(T) loops one writes by hand.
+// loop primitive. Unrolled as a chain of scalar kiln ops (x_t = phi x_{t-1} + at<t>(sigma eta), three
+// nodes a step), the gradient exhausted g++'s memory (see RESULTS.md); so the linear recurrence x = h - mu,
+// x_t = phi x_{t-1} + u_t (u = sigma eta), is written as a log-depth scan (Hillis and Steele) of vector
+// ops: 7 rounds of x += phi^d * (x shifted down by d), d = 1, 2, 4, ..., 64, each shift a concatenate of
+// zeros and a segment of x; O(T log T) operations, 62 nodes (145 with the gradient), fixed sizes
+// throughout. The expert runs the recurrence and its adjoint as the two O(T) loops one writes by hand.
 constexpr long sv_steps = 100;
 using sv_vector = Eigen::Matrix<double, sv_steps, 1>;
 template <long D, class PhiD, class X>

@@ -254,7 +254,8 @@ void run(benchmark::State& state, char const* name) {
 
 // --- pose residual: 4 blocks of 3, a 1 x 12 gradient ----------------------------------------------------
 struct pose_data : kiln_bench::pose_data {
-    static std::pair<double, std::tuple<Vector3d, Vector3d, Vector3d, Vector3d>> kiln(pose_data const& d) {
+    using grads = std::tuple<Vector3d, Vector3d, Vector3d, Vector3d>;
+    static std::pair<double, grads> kiln(pose_data const& d) {
         return pose_vg(d.w, d.t, d.p, d.q);
     }
     static value_and_jacobian<1, 12> expert(pose_data const& d) {
@@ -282,7 +283,7 @@ struct pose_data : kiln_bench::pose_data {
         return out;
     }
 #endif
-    static value_and_jacobian<1, 12> as_jacobian(std::pair<double, std::tuple<Vector3d, Vector3d, Vector3d, Vector3d>> const& r) {
+    static value_and_jacobian<1, 12> as_jacobian(std::pair<double, grads> const& r) {
         value_and_jacobian<1, 12> k;
         k.value(0) = r.first;
         auto const& [gw, gt, gp, gq] = r.second;
