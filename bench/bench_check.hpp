@@ -10,10 +10,14 @@
 
 #include <Eigen/Core>
 
+#include <benchmark/benchmark.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
+#include <utility>
 
 namespace kiln_bench {
 
@@ -44,6 +48,25 @@ void require_close(char const* what, A const& got, B const& want, double tol = 1
     std::fprintf(stderr, "kiln bench: %s disagree (max relative difference %g > %g); not timing a wrong kernel\n",
                  what, d, tol);
     std::abort();
+}
+
+// Keeps every part of a timed result alive for the optimiser: a value, a matrix, a pair, a tuple (and a
+// struct of them through an overload of its own, found by argument-dependent lookup).
+template <class... T>
+void keep(std::tuple<T...> const& t);
+inline void keep(double const& v) { benchmark::DoNotOptimize(v); }
+template <class D>
+void keep(Eigen::DenseBase<D> const& m) {
+    benchmark::DoNotOptimize(m.derived().data());
+}
+template <class A, class B>
+void keep(std::pair<A, B> const& p) {
+    keep(p.first);
+    keep(p.second);
+}
+template <class... T>
+void keep(std::tuple<T...> const& t) {
+    std::apply([](auto const&... e) { (keep(e), ...); }, t);
 }
 
 }  // namespace kiln_bench

@@ -4,6 +4,7 @@
 // Report ratios (kiln / expert, kiln / stepwise) with bench/ratios.py; never read one number alone.
 // Each workload's versions are compared in the benchmark's setup (bench_check.hpp): a disagreement aborts.
 #include "bench_check.hpp"
+#include "pose_residual.hpp"
 
 #include <kiln/kiln.hpp>
 
@@ -114,28 +115,13 @@ BENCHMARK(chain_stepwise);
 
 // --- 3x3 pose residual (ns per call) -------------------------------------------------------------------
 // The oracle's pose_residual: ||R(w) p + t - q||^2 with R(w) the rotation of the axis-angle vector w
-// (Rodrigues: I + sin(th) K + (1 - cos(th)) K K, K the skew matrix of w / |w|), on fixed-size Eigen types.
-// Measured in ns per call, so kiln's fixed cost per call (extent bookkeeping, which must vanish for fixed
+// (Rodrigues: I + sin(th) K + (1 - cos(th)) K K, K the skew matrix of w / |w|), on fixed-size Eigen types
+// (the kiln function and the data in pose_residual.hpp, shared with bench_jacobian.cpp). Measured in ns per call, so kiln's fixed cost per call (extent bookkeeping, which must vanish for fixed
 // sizes) is what is tested.
 using Eigen::Matrix3d;
 using Eigen::Vector3d;
-struct pose_data {
-    Vector3d w{0.3, -0.2, 0.5}, t{0.1, 0.7, -0.4}, p{-0.5, 0.2, 0.9}, q{0.3, 0.3, -0.8};
-};
-
-auto const pose_residual = [](auto const& w, auto const& t, auto const& p, auto const& q) {
-    auto const th = kiln::sqrt(kiln::sum(w * w));
-    auto const k = w / th;
-    auto const k0 = kiln::at<0>(k);
-    auto const k1 = kiln::at<1>(k);
-    auto const k2 = kiln::at<2>(k);
-    auto const skew = kiln::matrix<3, 3>(kiln::c<0.0>, -k2, k1,
-                                         k2, kiln::c<0.0>, -k0,
-                                         -k1, k0, kiln::c<0.0>);
-    auto const rot = kiln::eye<3>() + kiln::sin(th) * skew + (kiln::c<1> - kiln::cos(th)) * kiln::matmul(skew, skew);
-    auto const r = kiln::matmul(rot, p) + t - q;
-    return kiln::sum(r * r);
-};
+using kiln_bench::pose_data;
+using kiln_bench::pose_residual;
 auto const pose_jit = kiln::jit(pose_residual);
 
 double pose_by_kiln(pose_data const& d) { return pose_jit(d.w, d.t, d.p, d.q); }

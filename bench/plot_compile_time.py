@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """bench/compile_time.csv (written by bench/compile_time.py) as bench/compile_time.png: distinct nodes
-against user CPU seconds and against peak memory, both compilers, kiln and hand-written Eigen, log x.
+against user CPU seconds and against peak memory, both compilers, kiln's forward, its gradient and
+hand-written Eigen, log x.
 A compile stopped at the time limit is drawn as an open triangle at the limit (its true value is higher).
 
 Needs matplotlib (Debian: apt-get install -y python3-matplotlib; run with /usr/bin/python3).
@@ -26,11 +27,12 @@ fig, (ax_t, ax_m) = plt.subplots(1, 2, figsize=(11, 4.2))
 colors = {}
 for compiler in dict.fromkeys(r["compiler"] for r in rows):
     colors[compiler] = f"C{len(colors)}"
-style = {"kiln": "-", "eigen": ":"}
-label = {"kiln": "kiln", "eigen": "hand-written Eigen"}
+style = {"kiln": "-", "grad": "--", "eigen": ":"}
+label = {"kiln": "kiln", "grad": "kiln gradient", "eigen": "hand-written Eigen"}
+codes = [c for c in style if any(r["code"] == c for r in rows)]
 
 for compiler in colors:
-    for code in ("kiln", "eigen"):
+    for code in codes:
         mine = sorted((r for r in rows if r["compiler"] == compiler and r["code"] == code), key=lambda r: int(r["nodes"]))
         done = [r for r in mine if r["status"] == "ok"]
         stopped = [r for r in mine if r["status"] == "timeout"]

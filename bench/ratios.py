@@ -5,7 +5,11 @@ Names follow one scheme in every bench_*.cpp: <workload>_<version>[/<argument>],
 `kiln_<variant>` (another way to write the same function with kiln), `expert`, `stepwise`, or
 `eigen_<name>` (another hand-written Eigen version worth knowing). Each kiln version becomes a row, divided
 by the expert and step-by-step versions of its workload (same argument); the eigen_<name> versions are
-listed under the table with kiln's time divided by theirs.
+listed under the table with kiln's time divided by theirs. Two more versions make other tables:
+- `primal` (bench_grad): kiln::jit(f) beside `kiln` = jit(value_and_grad(f)), `kiln_grad` = jit(grad(f))
+  and `expert` = the hand-derived gradient; the table shows g/p (kiln / primal) and kiln / analytic.
+- `peer_<name>` (bench_jacobian): another library's derivative of the same function (Ceres' Jets, Eigen's
+  AutoDiffScalar); the table shows each peer's time divided by kiln's (> 1: kiln is faster).
 
 Times are the median over repetitions (--benchmark_repetitions=N; aggregates only or not), or the single
 run when there is no aggregate. By default the CPU time of the benchmark's thread: on a shared machine the
@@ -36,15 +40,31 @@ LABELS = {
     "pose_residual": "3×3 pose residual of the oracle (fixed sizes)",
     "args/8": "10-leaf nested struct vs 10 flat tensors (expert column), 8×8 each",
     "args/128": "10-leaf nested struct vs 10 flat tensors (expert column), 128×128 each",
+    # bench_grad: a workload with an argument is labelled "<label>, <name> = <argument>"
+    "sum": ("sum(x)", "N"),
+    "log_sum_exp": ("logsumexp(x)", "N"),
+    "normal_log_pdf": ("normal log-pdf, d/d(x, mu, sigma)", "N"),
+    "sum_matmul": ("sum(A·B), d/d(A, B), n×n", "n"),
+    "blr": "Bayesian linear regression log-density, X 1000×150, d/d(w, sigma)",
+    "mlp_loss": "MLP loss, batch 256, 64→128→10, tanh, MSE, d/d(parameters)",
+    "stochastic_volatility": "stochastic volatility, T = 100 (log-depth scan), d/d(mu, phi, sigma, eta)",
+    # bench_jacobian
+    "pose_gradient": "pose residual of the oracle, value and 1×12 gradient",
+    "rat43": "NIST Rat43 residual, value and 1×4 Jacobian",
+    "reprojection": "reprojection residual, value and 2×12 Jacobian",
 }
-VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen)(?:_(?P<variant>\w+))?|expert|stepwise)$")
+PEERS = {"ceres": "Ceres Jets", "ceres_cost": "Ceres AutoDiffCostFunction", "autodiffscalar": "Eigen AutoDiffScalar"}
+VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen|peer)(?:_(?P<variant>\w+))?|expert|stepwise|primal)$")
 UNIT_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 
 
 def load(path, which):
     """{benchmark name: (median ns, cv or None)} and the binary's name, from one JSON file."""
     with open(path) as f:
-        doc = json.load(f)
+        text = f.read()
+    if not text.strip():  # Google Benchmark leaves the file empty when a filter matched nothing in it
+        return os.path.basename(path), {}
+    doc = json.loads(text)
     medians, singles, cvs = {}, {}, {}
     for r in doc.get("benchmarks", []):
         name = r.get("run_name", r["name"])
@@ -87,6 +107,16 @@ def fmt_ratio(a, b):
     return f"{a / b:.3f}" if a is not None and b is not None else "—"
 
 
+def label(workload, arg):
+    """How RESULTS.md names a workload (and argument)."""
+    got = LABELS.get(workload + arg, LABELS.get(workload))
+    if got is None:
+        return workload + arg
+    if isinstance(got, tuple):
+        return f"{got[0]}, {got[1]} = {arg[1:]}" if arg else got[0]
+    return got + (f", {arg[1:]}" if arg else "")
+
+
 def fmt_cv(*cvs):
     shown = [f"{100 * c:.0f}%" for c in cvs if c is not None]
     return " / ".join(shown) if shown else "—"
@@ -115,6 +145,52 @@ def table(times):
     return "\n".join([head] + rows + ([""] + notes if notes else []))
 
 
+def grad_table(times):
+    """bench_grad: per workload, value_and_grad, grad and the primal by kiln, and the analytic gradient."""
+    rows, notes = [], []
+    get = lambda name: times.get(name, (None, None))
+    for name, (ns, cv) in times.items():
+        parts = split(name)
+        if not parts:
+            continue
+        workload, kind, variant, arg = parts
+        if kind == "eigen":
+            kiln = get(f"{workload}_kiln{arg}")[0]
+            notes.append(f"- {label(workload, arg)}: Eigen version `{variant}` {fmt_time(ns)} "
+                         f"(kiln / it = {fmt_ratio(kiln, ns)}, cv {fmt_cv(cv)})")
+        if kind != "kiln" or variant:
+            continue
+        grad, primal, expert = get(f"{workload}_kiln_grad{arg}"), get(f"{workload}_primal{arg}"), get(f"{workload}_expert{arg}")
+        rows.append(f"| {label(workload, arg)} | {fmt_time(ns)} | {fmt_time(grad[0])} | {fmt_time(primal[0])} | "
+                    f"{fmt_time(expert[0])} | {fmt_ratio(ns, primal[0])} | {fmt_ratio(grad[0], primal[0])} | "
+                    f"{fmt_ratio(ns, expert[0])} | {fmt_cv(cv, primal[1], expert[1])} |")
+    head = ("| workload | kiln value_and_grad | kiln grad | kiln primal | analytic Eigen | g/p | g/p (grad only) | "
+            "kiln / analytic | spread (cv kiln / primal / analytic) |\n|---|---|---|---|---|---|---|---|---|")
+    return "\n".join([head] + rows + ([""] + notes if notes else []))
+
+
+def peer_table(times):
+    """bench_jacobian: kiln, the hand-written Jacobian and each peer, with the peers' time over kiln's."""
+    peers = list(dict.fromkeys(p[2] for p in map(split, times) if p and p[1] == "peer"))
+    rows = []
+    get = lambda name: times.get(name, (None, None))
+    for name, (ns, cv) in times.items():
+        parts = split(name)
+        if not parts or parts[1] != "kiln" or parts[2]:
+            continue
+        workload, _, _, arg = parts
+        expert = get(f"{workload}_expert{arg}")
+        theirs = [get(f"{workload}_peer_{p}{arg}")[0] for p in peers]
+        rows.append(f"| {label(workload, arg)} | {fmt_time(ns)} | {fmt_time(expert[0])} | "
+                    + " | ".join(fmt_time(t) for t in theirs) + f" | {fmt_ratio(ns, expert[0])} | "
+                    + " | ".join(fmt_ratio(t, ns) for t in theirs) + f" | {fmt_cv(cv, expert[1])} |")
+    names = [PEERS.get(p, p) for p in peers]
+    head = ("| workload | kiln | hand-written | " + " | ".join(names) + " | kiln / hand-written | "
+            + " | ".join(f"{n} / kiln" for n in names) + " | spread (cv kiln / hand-written) |\n|"
+            + "---|" * (5 + 2 * len(names)))
+    return "\n".join([head] + rows)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--time", choices=["cpu", "real"], default="cpu", help="which time to compare (default: cpu)")
@@ -123,8 +199,11 @@ def main():
     which = "cpu_time" if args.time == "cpu" else "real_time"
     for path in args.json:
         binary, times = load(path, which)
+        if not times:
+            continue
         print(f"### `{binary}` ({args.time} time, median)\n")
-        print(table(times))
+        kinds = {p[1] for p in map(split, times) if p}
+        print(grad_table(times) if "primal" in kinds else peer_table(times) if "peer" in kinds else table(times))
         print()
 
 
