@@ -27,6 +27,7 @@ namespace {
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 using kiln_test::expect_close;
+using kiln_test::shape_error_of;
 
 struct Params {
     MatrixXd w;
@@ -110,11 +111,59 @@ TEST(Grad, AnUnusedArgumentGetsZerosAndCostsOnlyTheFill) {
     // y's zeros need its extents only (its elements are never read); a fixed-size y is not a parameter.
     EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0, 1, 2>), x, y, z).num_params(), 3u);
     EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0, 1, 2>), x, y2, z).num_params(), 2u);
-    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0>), x, y, z).num_params(), 1u);  // d/dx = z
+    // d/dx = z, and x is read for its extents: the gradient must have x's shape (next test).
+    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0>), x, y, z).num_params(), 2u);
+    Eigen::Matrix3d const xf = x, zf = z;
+    EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0>), xf, y, zf).num_params(), 1u);  // static: z only
+}
+
+TEST(Grad, ShapesThatOnlyTheForwardReadsAreStillChecked) {
+    // d/dx sum(x * z) = z needs no value of x, but x and z must still have the same shape: a gradient
+    // graph keeps every run-time shape check of the forward (JAX would fail while tracing the forward).
+    auto f = [](auto const& x, auto const& z) { return kiln::sum(x * z); };
+    Eigen::VectorXd const x3 = Eigen::VectorXd::Random(3), z4 = Eigen::VectorXd::Random(4);
+    EXPECT_EQ(shape_error_of([&] { return kiln::jit(kiln::grad(f))(x3, z4); }),
+              "kiln: shape mismatch in mul: argument 1 has shape f64[4,1] but [3,1] was expected "
+              "(%3 = argument 0 f64[3,1], argument 1 f64[4,1])");
+    // Also where the forward does not meet the differentiated argument at all.
+    auto g = [](auto const& x, auto const& a, auto const& b) { return kiln::sum(x) + kiln::sum(a * b); };
+    EXPECT_EQ(shape_error_of([&] { return kiln::jit(kiln::grad(g))(x3, x3, z4); }).rfind("kiln: shape mismatch in mul: ", 0), 0u);
+    // The forward is read for its extents only: nothing but the output is computed.
+    auto tr = kiln::trace(kiln::grad(f), z4, z4);
+    EXPECT_EQ(tr.as_text(),
+              "kiln graph: 2 arguments, 2 parameters, 6 nodes\n"
+              "  %0 = param args[0] : f64[4,1]\n"
+              "  %1 = param args[1] : f64[4,1]\n"
+              "  %2 = wrt %0 : f64[4,1]\n"
+              "  %3 = mul %2 %1 : f64[4,1]\n"
+              "  %4 = reduce_sum[axes=(0,1)] %3 : f64[]\n"
+              "  %5 = shaped_like %1 %2 %4 : f64[4,1]\n"
+              "  return %5\n");
+    EXPECT_EQ(tr.num_materialised(), 0u);
+    expect_close(kiln::jit(kiln::grad(f))(x3, x3), x3, 0);
+}
+
+TEST(Grad, TheGradientHasTheTypeOfItsArgument) {
+    // Whatever extents the derivative's formula has, the gradient is typed like the argument.
+    auto f = [](auto const& x, auto const& z) { return kiln::sum(x * z); };
+    Eigen::VectorXd const xd = Eigen::VectorXd::Random(4);
+    Eigen::Vector4d const xf = xd;
+    auto gd = kiln::jit(kiln::grad(f))(xd, xf);  // z * 1: a Vector4d by its formula
+    auto gf = kiln::jit(kiln::grad(f))(xf, xd);
+    static_assert(std::is_same_v<decltype(gd), Eigen::VectorXd>);
+    static_assert(std::is_same_v<decltype(gf), Eigen::Vector4d>);
+    expect_close(gd, xd, 0);
+    expect_close(gf, xd, 0);
+    // A mapped argument's gradient is a plain matrix of its shape.
+    Eigen::Map<Eigen::VectorXd const> const m(xd.data(), 4);
+    auto gm = kiln::jit(kiln::grad(f))(m, xf);
+    static_assert(std::is_same_v<decltype(gm), Eigen::VectorXd>);
+    expect_close(gm, xd, 0);
 }
 
 TEST(Grad, TheDerivativeGraphIsSimplifiedAndTheArgumentIsNotCopied) {
-    MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2);
+    // Fixed sizes: no run-time shape to check (see the next tests for dynamic ones).
+    Eigen::Matrix<double, 3, 2> x = Eigen::Matrix<double, 3, 2>::Random(), y = Eigen::Matrix<double, 3, 2>::Random();
     auto f = [](auto const& a, auto const& b) { return kiln::sum(kiln::sin(a) * b); };
     auto tr = kiln::trace(kiln::grad(f), x, y);
     // d/da = b * cos(a): the seed (a broadcast 1) folds away, the forward sum is not computed.
@@ -130,6 +179,10 @@ TEST(Grad, TheDerivativeGraphIsSimplifiedAndTheArgumentIsNotCopied) {
     EXPECT_EQ(tr.num_materialised(), 1u);
     EXPECT_FALSE(tr.is_materialised(2));
     expect_close(kiln::jit(kiln::grad(f))(x, y), MatrixXd(y.array() * x.array().cos()));
+    MatrixXd const xd = x, yd = y;
+    auto td = kiln::trace(kiln::grad(f), xd, yd);
+    EXPECT_EQ(td.num_materialised(), 1u);  // with dynamic sizes too: the forward is read for its extents
+    expect_close(kiln::jit(kiln::grad(f))(xd, yd), MatrixXd(y.array() * x.array().cos()));
 }
 
 TEST(Grad, AValueReadForItsExtentsOnlyIsNotComputed) {

@@ -303,11 +303,15 @@ TEST(OracleGrad, UnusedParam) {
     EXPECT_EQ(std::get<1>(result.second), Eigen::MatrixXd::Zero(2, 2));  // exactly
     GradientCheck(*c, "unused_param").value_and_grads(result, "x", "y", "z");
 
-    // d/dx sum(x * z) is z: neither x nor y is read (pruned), only z.
-    static_assert(decltype(kiln::trace(kiln::grad(unused_param, kiln::argnums<0>), x, y, z))::num_params() == 1);
-    // With respect to x and y: y is read for its run-time shape only (its gradient is zeros of that shape), and
-    // z is the gradient of x; x is pruned.
-    using xy = decltype(kiln::trace(kiln::grad(unused_param, kiln::argnums<0, 1>), x, y, z));
+    // d/dx sum(x * z) is z: y is pruned. x's values are not read, but its run-time shape is (the gradient
+    // must have it, and the forward's x * z checks it against z's).
+    static_assert(decltype(kiln::trace(kiln::grad(unused_param, kiln::argnums<0>), x, y, z))::num_params() == 2);
+    // With fixed sizes every shape is checked at compile time: z is the only parameter.
+    Eigen::Matrix3d const xf = x, zf = z;
+    using fixed_x = decltype(kiln::trace(kiln::grad(unused_param, kiln::argnums<0>), xf, y, zf));
+    static_assert(fixed_x::num_params() == 1 && fixed_x::param_map()[0] == 2);
+    // With respect to x and y: y is read for its run-time shape only (its gradient is zeros of that shape).
+    using xy = decltype(kiln::trace(kiln::grad(unused_param, kiln::argnums<0, 1>), xf, y, zf));
     static_assert(xy::num_params() == 2 && xy::param_map()[0] == 1 && xy::param_map()[1] == 2);
     // With respect to all three (argnums<0, 1, 2>, spelled with one std::tuple: problem 1): x (the gradient of
     // z), y (for its shape) and z. A fixed-size y has a static shape: it is pruned then.
@@ -373,9 +377,14 @@ TEST(OracleGrad, PoseResidualFixedSize) {
 
 TEST(OracleGrad, GradientGraphsArePruned) {
     Eigen::MatrixXd const m(4, 4);
+    Eigen::Matrix4d const m4 = Eigen::Matrix4d::Zero();
     // d/dy sum(sin(x) * y + exp(-x * x)) = sin(x): x only, two nodes
-    using chain_y = decltype(kiln::trace(kiln::grad(elementwise_chain, kiln::argnums<1>), m, m));
+    using chain_y = decltype(kiln::trace(kiln::grad(elementwise_chain, kiln::argnums<1>), m4, m4));
     static_assert(chain_y::num_params() == 1 && chain_y::param_map()[0] == 0 && chain_y::num_nodes() == 2);
+    // With dynamic sizes y is read for its extents too (its gradient must have y's shape, and the forward's
+    // sin(x) * y checks it against x's); still only sin(x) is computed.
+    using chain_y_dynamic = decltype(kiln::trace(kiln::grad(elementwise_chain, kiln::argnums<1>), m, m));
+    static_assert(chain_y_dynamic::num_params() == 2 && chain_y_dynamic::num_materialised() == 1);
 
     // d/dc of matmul_frobenius = a b. With fixed sizes c is pruned. With dynamic sizes c stays a parameter:
     // the seed of the sum is broadcast to the run-time shape of (a b) * c, a node used for its extents only

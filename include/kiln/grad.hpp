@@ -26,6 +26,7 @@
 #include <kiln/ops/full.hpp>
 #include <kiln/ops/matrix.hpp>
 #include <kiln/ops/reshape.hpp>
+#include <kiln/ops/shaped_like.hpp>
 #include <kiln/ops/transpose.hpp>
 #include <kiln/ops/wrt.hpp>
 #include <kiln/path.hpp>
@@ -214,12 +215,51 @@ template <class M, template <class> class Leaf>
     requires hana_map_value<M>
 struct rebuild<M, Leaf> : rebuild_map<M, Leaf> {};
 
+// Whether the forward graph of the outputs Ys reads a run-time extent (then its shape checks are made at
+// run time, and a derivative graph that prunes them must keep them; with static extents they were made
+// at compile time, when the forward was traced).
+template <class N>
+using is_dynamic_param = std::bool_constant<info<N>::kind == node_kind::param && (info<N>::rows < 0 || info<N>::cols < 0)>;
+template <class Ys>
+struct checks_at_run_time;
+template <class... Ys>
+struct checks_at_run_time<mp_list<Ys...>>
+    : std::bool_constant<boost::mp11::mp_any_of<typename topo_union_all<typename info<Ys>::topo...>::type,
+                                                is_dynamic_param>::value> {};
+
+// G, a derivative for the value W (already of W's shape and dtype by its formula), given W's static type
+// and checked against W's run-time shape, and against the shapes of the forward graph of Ys when those
+// are run-time ones (ops/shaped_like.hpp). Nothing is added where all of it is static.
+template <class W, class G>
+inline constexpr bool typed_as_leaf = meta_of_tracer<G>::rank == info<W>::rank && meta_of_tracer<G>::rows == info<W>::rows &&
+                                      meta_of_tracer<G>::cols == info<W>::cols && info<W>::rows >= 0 && info<W>::cols >= 0;
+template <bool Like, bool Forward, class W, class G, class Ys>
+struct shaped_for {
+    using type = G;
+};
+template <class W, class G, class... Ys>
+struct shaped_for<true, true, W, G, mp_list<Ys...>> {
+    using type = make_node<ops::shaped_like_p<true>, G, tracer<W>, tracer<Ys>...>;
+};
+template <class W, class G, class Ys>
+struct shaped_for<true, false, W, G, Ys> {
+    using type = make_node<ops::shaped_like_p<true>, G, tracer<W>>;
+};
+template <class W, class G, class... Ys>
+struct shaped_for<false, true, W, G, mp_list<Ys...>> {
+    using type = make_node<ops::shaped_like_p<false>, G, tracer<Ys>...>;
+};
+template <class W, class G, class Ys>
+using shaped_as = typename shaped_for<!typed_as_leaf<W, G>, checks_at_run_time<Ys>::value, W, G, Ys>::type;
+
 // The derivative at leaf W, or zeros of W's shape where there is none (an unused argument: only the zero
-// fill, and W's extents if they are dynamic, are computed).
-template <class W, class D>
-using derivative_or_zeros = std::conditional_t<
-    is_zero<D>, decltype(kiln::zeros_like(tracer<W>{})),
-    decltype(detail::to_operand(tracer<W>{}, tracer<std::conditional_t<is_zero<D>, W, D>>{}))>;
+// fill, and W's extents if they are dynamic, are computed), typed and checked as W (shaped_as above). Ys:
+// the outputs of the forward graph.
+template <class W, class D, class Ys>
+using derivative_or_zeros = shaped_as<W,
+    std::conditional_t<is_zero<D>, decltype(kiln::zeros_like(tracer<W>{})),
+                       decltype(detail::to_operand(tracer<W>{}, tracer<std::conditional_t<is_zero<D>, W, D>>{}))>,
+    Ys>;
 
 // The node types of the leaves of an output pytree (tracers, std::tuple, std::pair, std::array, fields).
 template <class R>
@@ -355,7 +395,7 @@ struct grad_trace {
     };
     template <class W>
     struct gradient_leaf {
-        using type = derivative_or_zeros<W, typename pass_for<value>::type::template of<W>::type>;
+        using type = derivative_or_zeros<W, typename pass_for<value>::type::template of<W>::type, mp_list<typename value::kiln_expr>>;
     };
     template <std::size_t I>
     using gradient = typename rebuild<typename call::template arg<I>, gradient_leaf>::type;
@@ -432,15 +472,15 @@ struct vjp_back {
         } else {
             using pass = reverse_pass<outs, seeds, typename Call::wrt>;
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
-                return std::tuple<typename rebuild<typename Call::template arg<I>, leaf_of<pass>::template leaf>::type...>{};
+                return std::tuple<typename rebuild<typename Call::template arg<I>, leaf_of<pass, outs>::template leaf>::type...>{};
             }(std::make_index_sequence<NumArgs>{});
         }
     }
-    template <class Pass>
+    template <class Pass, class Outs>
     struct leaf_of {
         template <class W>
         struct leaf {
-            using type = derivative_or_zeros<W, typename Pass::template of<W>::type>;
+            using type = derivative_or_zeros<W, typename Pass::template of<W>::type, Outs>;
         };
     };
 };
@@ -603,7 +643,7 @@ struct jacobian_trace {
         auto row = [](auto i) {
             using Seed = typename decltype(one_hot<RM, typename RM::scalar, decltype(i)::value>())::kiln_expr;
             using g = typename reverse_pass<mp_list<typename R::kiln_expr>, mp_list<Seed>, mp_list<W>>::template of<W>::type;
-            return derivative_or_zeros<W, g>{};
+            return derivative_or_zeros<W, g, mp_list<typename R::kiln_expr>>{};
         };
         if constexpr (XM::rank == 0) {  // shaped like the result
             return kiln::reshape<RM::rows, RM::cols>(

@@ -17,9 +17,6 @@
 
 namespace kiln::detail {
 
-// No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
-struct zero {};
-
 // Shape rule for two operands of an elementwise operation; A and B are their static infos.
 template <class A, class B>
 constexpr shape_check broadcast_shape(extent a, extent b) {

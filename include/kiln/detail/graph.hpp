@@ -157,7 +157,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                             read_list[num_reads++] = v;
                         }
                         ++reads[v];
-                        stretched[v] = stretched[v] || (mask[u] & (1u << (c - p.first[u])));
+                        stretched[v] = stretched[v] || operand_bit(mask[u], c - p.first[u]);
                     } else {
                         cluster[size++] = v;
                     }
@@ -224,7 +224,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         constexpr bool alias[] = {is_alias<Ns>::value...};
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
-                p.shape_edge[c] = (shape_only[i] & (1u << (c - p.first[i]))) != 0;
+                p.shape_edge[c] = operand_bit(shape_only[i], c - p.first[i]);
         // Live nodes: those an output needs the value of (not only the extents).
         for (std::size_t i = 0; i < sizeof...(Os); ++i) p.live[p.outputs[i]] = true;
         for (std::size_t i = n; i-- > 0;)
@@ -235,7 +235,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
                 if (!p.live[i] || p.shape_edge[c]) continue;
                 ++p.uses[p.edges[c]];
-                if (mask[i] & (1u << (c - p.first[i]))) p.broadcast[p.edges[c]] = true;
+                if (operand_bit(mask[i], c - p.first[i])) p.broadcast[p.edges[c]] = true;
                 if (from_memory[i] && pointwise[p.edges[c]]) in_memory[p.edges[c]] = true;
             }
         // An alias hands its uses down to its operand (users last, so chains of aliases add up).

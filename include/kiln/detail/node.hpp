@@ -172,8 +172,15 @@ struct raise_if<true, Diag, Ts...> {
     static constexpr bool ok = false;
 };
 
+// No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
+struct zero {};
+
 constexpr bool extents_compatible(long a, long b) { return a < 0 || b < 0 || a == b; }
 constexpr long extent_merge(long a, long b) { return a >= 0 ? a : b; }
+
+// Bit k of a per-operand mask (a primitive's broadcast_mask, shape_only_operands). Bit 31 stands for
+// every operand from 31 on, so nodes with many operands (concatenate, matrix) are well defined.
+constexpr bool operand_bit(unsigned mask, std::size_t k) { return ((mask >> (k < 31 ? k : 31)) & 1u) != 0; }
 
 }  // namespace detail
 }  // namespace kiln

@@ -32,6 +32,22 @@ struct structural_rule {
     static constexpr bool pointwise = false;
 };
 
+// The derivative rules of a primitive whose value is its operand 0's, moved or broadcast, and whose other
+// operands are read for their extents only (full, shaped_like): the cotangent and the tangent pass to
+// operand 0 (the passes sum or broadcast them to its shape) and nothing to the others.
+struct derivative_through_operand_0 {
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto, auto...) {
+        if constexpr (K == 0) return ct;
+        else return zero{};
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto, auto...) {
+        if constexpr (K == 0) return t;
+        else return zero{};
+    }
+};
+
 // The dtype of many operands together (matrix<R, C>, concatenate), as binary operations promote.
 template <class... Ms>
 struct promote_all {

@@ -37,7 +37,7 @@ namespace ops {
 // dtype and weak typing; otherwise strongly typed unless Weak). A second operand, when there is one, gives
 // the extents at run time (full_like of a dynamic value).
 template <int Rank, long Rows, long Cols, class T, bool Weak>
-struct full_p {
+struct full_p : detail::derivative_through_operand_0 {
     static constexpr std::string_view name = "broadcast_in_dim";
     static constexpr std::string_view attrs() { return detail::broadcast_attr<Rank, Rows, Cols>.view(); }
     static constexpr unsigned shape_only_operands = 0b10;  // x of full_like(x, v): its extents only
@@ -69,17 +69,6 @@ struct full_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
-    // The broadcast scalar: its cotangent is the sum of the result's (the passes sum it to a scalar).
-    template <std::size_t K>
-    static constexpr auto vjp(auto ct, auto, auto...) {
-        if constexpr (K == 0) return ct;
-        else return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto t, auto, auto...) {
-        if constexpr (K == 0) return t;
-        else return detail::zero{};
-    }
 };
 }  // namespace ops
 
