@@ -1,9 +1,14 @@
 // Traced values: what a traced function receives and returns instead of numbers.
 //
 // A traced value is an empty, opaque handle on a graph node type. It holds no data (tracing costs
-// nothing at run time, and no dangling-reference bug is possible) and it hides the node type from
-// argument-dependent lookup: handle<E>::type is a class nested in a class template, so lookup for an
-// operator on it looks in namespace kiln only and never walks the (possibly huge, shared) graph type.
+// nothing at run time, and no dangling-reference bug is possible), and its type is a class local to a
+// function template, which keeps the node type out of two places where compilers would spell it out:
+// - argument-dependent lookup for an operator on it looks in namespace kiln only, and never walks the
+//   (possibly huge, shared) graph type;
+// - clang prints it as `tracer`. clang prints the condition of every enable_if that rejects an overload
+//   (std::pair's and std::tuple's constructors are such overloads) with its types spelled out, and a
+//   shared graph's type spelled out is exponential in its depth: constructing a std::tuple of two
+//   gradients of a 6-level graph took 186 s (a nested class handle<E>::type is printed with its E).
 #ifndef KILN_TRACED_HPP
 #define KILN_TRACED_HPP
 
@@ -13,16 +18,18 @@
 
 namespace kiln {
 
+// Its namespace (kiln, not kiln::detail) is where argument-dependent lookup finds kiln's operators.
 template <class Expr>
-struct handle {
-    struct type {
-        using kiln_expr = Expr;
+constexpr auto make_tracer() {
+    struct tracer {
+        using kiln_expr [[maybe_unused]] = Expr;
     };
-};
+    return tracer{};
+}
 
 // The traced value (JAX's tracer) whose graph is the node type Expr.
 template <class Expr>
-using tracer = typename handle<Expr>::type;
+using tracer = decltype(kiln::make_tracer<Expr>());
 
 // Satisfied by traced values (arguments given to a traced function, and results of kiln operations).
 template <class T>
