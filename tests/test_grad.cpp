@@ -200,6 +200,20 @@ TEST(Grad, AValueReadForItsExtentsOnlyIsNotComputed) {
     EXPECT_EQ(kiln::jit(g)(x), MatrixXd::Ones(1, 3));
 }
 
+TEST(Grad, TangentsAndCotangentsAreCheckedAgainstTheirValues) {
+    MatrixXd const x = MatrixXd::Random(3, 2), t = MatrixXd::Random(4, 2);
+    // The tangent of sum(x) is sum(t): nothing else would compare t's shape with x's.
+    auto total = [](auto const& a) { return kiln::sum(a); };
+    EXPECT_EQ(shape_error_of([&] { return kiln::jvp(total, std::tuple(x), std::tuple(t)); }),
+              "kiln: shape mismatch in shaped_like: argument 1 has shape f64[4,2] but [3,2] was expected "
+              "(%4 = argument 1 f64[4,2], argument 0 f64[3,2])");
+    auto twice = [](auto const& a) { return a * kiln::c<2.0>; };
+    auto [y, back] = kiln::vjp(twice, x);
+    expect_close(y, MatrixXd(2 * x), 0);
+    EXPECT_NE(shape_error_of([&] { return back(t); }), "no shape_error");
+    expect_close(std::get<0>(back(x)), MatrixXd(2 * x), 0);
+}
+
 TEST(Grad, VjpAndJvp) {
     MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2), t = MatrixXd::Random(3, 2);
     auto f = [](auto const& a, auto const& b) { return kiln::tanh(a) * b; };

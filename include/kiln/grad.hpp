@@ -252,6 +252,11 @@ struct shaped_for<false, true, W, G, mp_list<Ys...>> {
 template <class W, class G, class Ys>
 using shaped_as = typename shaped_for<!typed_as_leaf<W, G>, checks_at_run_time<Ys>::value, W, G, Ys>::type;
 
+// A cotangent (tangent) S given for the output (argument leaf) V, checked against V's shape: vjp's and
+// jvp's seeds, which a derivative may not otherwise meet (the cotangent of sum(x) is only broadcast).
+template <class S, class V>
+using seed_like = typename shaped_as<V, tracer<S>, mp_list<>>::kiln_expr;
+
 // The derivative at leaf W, or zeros of W's shape where there is none (an unused argument: only the zero
 // fill, and W's extents if they are dynamic, are computed), typed and checked as W (shaped_as above). Ys:
 // the outputs of the forward graph.
@@ -470,7 +475,7 @@ struct vjp_back {
             return detail::fail_trace<diagnostic::tangents_mismatch, typename outputs_of<typename Call::result>::tree,
                                 typename outputs_of<std::tuple<Cts...>>::tree>();
         } else {
-            using pass = reverse_pass<outs, seeds, typename Call::wrt>;
+            using pass = reverse_pass<outs, boost::mp11::mp_transform<seed_like, seeds, outs>, typename Call::wrt>;
             return [&]<std::size_t... I>(std::index_sequence<I...>) {
                 return std::tuple<typename rebuild<typename Call::template arg<I>, leaf_of<pass, outs>::template leaf>::type...>{};
             }(std::make_index_sequence<NumArgs>{});
@@ -540,7 +545,8 @@ struct jvp_traced<F, std::tuple<Ps...>, Tangents> {
                                 typename outputs_of<Tangents>::tree>();
         } else {
             using R = std::remove_cvref_t<typename call::result>;
-            using pass = forward_pass<output_nodes<R>, typename call::wrt, seeds>;
+            using pass = forward_pass<output_nodes<R>, typename call::wrt,
+                                      boost::mp11::mp_transform<seed_like, seeds, typename call::wrt>>;
             return std::pair<R, typename rebuild<R, leaf<pass>::template of>::type>{};
         }
     }

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -35,7 +36,10 @@ struct shaped_like_p : detail::derivative_through_operand_0 {
             detail::extent const w = std::get<0>(std::tuple(y...));
             if (detail::extents_compatible(d.rows, w.rows) && detail::extents_compatible(d.cols, w.cols))
                 return {{detail::extent_merge(w.rows, d.rows), detail::extent_merge(w.cols, d.cols)}};
-            return {w, 1, d};
+            // A derivative computed in the graph is what w expects; a tangent or cotangent given as an
+            // argument is what does not fit its value.
+            if constexpr (std::is_same_v<typename D::origin, diagnostic::intermediate>) return {w, 1, d};
+            else return {d, 0, w};
         }
     }
 
