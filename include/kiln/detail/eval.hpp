@@ -256,14 +256,22 @@ using result_t = std::conditional_t<M::rank == 0, typename M::scalar,
                                     Eigen::Matrix<typename M::scalar, static_cast<int>(M::rows),
                                                   static_cast<int>(M::cols)>>;
 
+// The node whose value node I is: I, or for an alias its operand's (the planner handed it I's uses).
+template <class K, std::size_t I>
+constexpr std::size_t alias_root() {
+    if constexpr (is_alias<node_of<K, I>>::value) return detail::alias_root<K, operand_of<K, I, 0>>();
+    else return I;
+}
+
 template <class K, std::size_t O, class Ctx>
 auto output_value(Ctx& ctx) {
     constexpr auto& plan = plan_of<K>;
     constexpr std::size_t i = plan.outputs[O];
+    constexpr std::size_t r = detail::alias_root<K, i>();  // an output's temporary: its own or its alias's
     using M = meta_at<K, i>;
     using R = result_t<M>;
-    if constexpr (plan.materialise[i] && plan.output_uses[i] == 1) return R(std::move(detail::slot_get<plan.owner[i]>(ctx.store)));
-    else if constexpr (plan.materialise[i]) return R(detail::slot_get<plan.owner[i]>(ctx.store));
+    if constexpr (plan.materialise[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
+    else if constexpr (plan.materialise[r]) return R(detail::slot_get<plan.owner[r]>(ctx.store));
     else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
     else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }
