@@ -46,7 +46,11 @@ struct pad_p {
     template <class G, class L, class Dst, class X>
     static void assign(Dst& dst, detail::extent out, X const& g, detail::shape_only_operand) {
         dst.setZero(out.rows, out.cols);
-        dst.block(R0, C0, g.rows(), g.cols()) = g;
+        // A fixed-size block where g's extents are static, so Eigen unrolls and inlines the copy.
+        if constexpr (G::rows >= 0 && G::cols >= 0)
+            dst.template block<static_cast<int>(G::rows), static_cast<int>(G::cols)>(R0, C0) = g;
+        else
+            dst.block(R0, C0, g.rows(), g.cols()) = g;
     }
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
 
