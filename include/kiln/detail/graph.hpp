@@ -54,6 +54,18 @@ struct shape_only_mask : std::integral_constant<unsigned, 0> {};
 template <class P, class... Children>
 struct shape_only_mask<node<P, Children...>> : primitive_shape_only<P> {};
 
+// Primitives so cheap (one add, sub, mul or neg per element) that a node of theirs with a few elementwise
+// users is computed again inside each user's expression rather than stored and read back, when its
+// operands are stored values themselves (so recomputation never compounds): x - mu used by two fused
+// expressions costs two subtractions, not a vector written and read twice.
+template <class P>
+struct primitive_recomputed : std::bool_constant<requires { requires P::recomputed_when_shared; }> {};
+template <class N>
+struct recomputed_when_shared : std::false_type {};
+template <class P, class... Children>
+struct recomputed_when_shared<node<P, Children...>> : primitive_recomputed<P> {};
+inline constexpr int max_recomputing_users = 4;
+
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
 // differentiated argument). An alias is never materialised; its uses are its operand's.
 template <class P>
@@ -134,18 +146,21 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                                                      dtype_kind<typename info<Ns>::scalar>())...};
         // Linear in nodes and edges overall: the scratch arrays are shared, entries are reset when first
         // seen for a given j (seen[v] == j + 1), and only the operands j's expression reads are tried.
-        std::array<std::size_t, n> cluster{}, reads{}, seen{}, read_list{};
+        std::array<std::size_t, n * max_recomputing_users + 1> cluster{};
+        std::array<std::size_t, n> reads{}, seen{}, read_list{};
         std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialise[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
-            // j's fused expression: j and the inline nodes below it (each has one use: a tree).
+            // j's fused expression: j and the inline nodes below it (a tree, but for recomputed nodes,
+            // which may appear more than once and whose stored operands other expressions read too: no
+            // buffer reuse then).
             std::size_t size = 0, top = 0, num_reads = 0;
             cluster[size++] = j;
             bool all_pointwise = true;
             while (top < size) {
                 std::size_t const u = cluster[top++];
-                all_pointwise = all_pointwise && pointwise[u + 1];
+                all_pointwise = all_pointwise && pointwise[u + 1] && (u == j || p.uses[u] <= 1);
                 for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                     std::size_t const v = p.edges[c];
                     if (kind[v] != node_kind::computed || p.shape_edge[c]) continue;
@@ -181,7 +196,8 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
     // out-of-line assignment loop the reads are distinct references and each costs a load per element.
     static constexpr void find_rereads(data& p, node_kind const* kind) {
-        std::array<std::size_t, n> cluster{}, seen{};
+        std::array<std::size_t, n * max_recomputing_users + 1> cluster{};
+        std::array<std::size_t, n> seen{};
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialise[j]) continue;
             std::size_t size = 0, top = 0;
@@ -247,11 +263,18 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             p.broadcast[x] = p.broadcast[x] || p.broadcast[i];
             in_memory[x] = in_memory[x] || in_memory[i];
         }
+        constexpr bool cheap[] = {recomputed_when_shared<Ns>::value...};
+        std::array<bool, n> stored{};  // node j's value is read from memory: a leaf, or materialised
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
+            bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users;
+            for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
+                recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
             p.materialise[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
-                               (rank[i] == 0 || always[i] || p.uses[i] > 1 || p.broadcast[i] ||
+                               (rank[i] == 0 || always[i] || (p.uses[i] > 1 && !recompute) || p.broadcast[i] ||
                                 p.output_uses[i] > 0 || in_memory[i]);
+            stored[i] = kind[i] != node_kind::computed || p.materialise[i] ||
+                        (alias[i] && stored[p.edges[p.first[i]]]);
             p.num_materialised += p.materialise[i];
         }
         assign_buffers(p, kind, rank, mask);

@@ -13,6 +13,7 @@ namespace ops {
 struct add_p : detail::elementwise_binary<add_p> {
     static constexpr std::string_view name = "add";
     static constexpr double cost = 1;  // flops per element
+    static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
     static constexpr bool comparison = false;
     static constexpr bool floating = false;
     static constexpr bool folds = true;

@@ -13,6 +13,7 @@ namespace ops {
 struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr std::string_view name = "neg";
     static constexpr double cost = 1;
+    static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
     static constexpr bool floating = false;
     static constexpr bool folds = true;
     static constexpr auto apply(auto const& x) { return -x; }

@@ -13,6 +13,7 @@ namespace ops {
 struct sub_p : detail::elementwise_binary<sub_p> {
     static constexpr std::string_view name = "sub";
     static constexpr double cost = 1;  // flops per element
+    static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
     static constexpr bool comparison = false;
     static constexpr bool floating = false;
     static constexpr bool folds = true;
