@@ -214,6 +214,28 @@ TEST(Grad, TangentsAndCotangentsAreCheckedAgainstTheirValues) {
     expect_close(std::get<0>(back(x)), MatrixXd(2 * x), 0);
 }
 
+TEST(Grad, CheapSharedNodesAreRecomputedAndBuffersStaySound) {
+    // z = (x - mu) / sigma: x - mu (a subtraction of stored values) has two users and is recomputed in
+    // each rather than stored. -0.5 * z is stored, and (-0.5 z) + (-0.5 z) is recomputed in two
+    // expressions: the temporary of -0.5 z must not be reused by the first of them (it was, and the
+    // derivative with respect to sigma came out wrong).
+    auto f = [](auto const& x, auto const& mu, auto const& sigma) {
+        auto const z = (x - mu) / sigma;
+        return kiln::sum(kiln::c<-0.5> * z * z - kiln::log(sigma));
+    };
+    Eigen::VectorXd const x = Eigen::VectorXd::Random(16);
+    double const mu = 0.3, sigma = 1.2;
+    Eigen::ArrayXd const z = (x.array() - mu) / sigma;
+    auto [gx, gmu, gsigma] = kiln::jit(kiln::grad(f, kiln::argnums<0, 1, 2>))(x, mu, sigma);
+    expect_close(gx, Eigen::VectorXd(-z / sigma));
+    EXPECT_NEAR(gmu, (z / sigma).sum(), 1e-13);
+    EXPECT_NEAR(gsigma, (z * z).sum() / sigma - 16 / sigma, 1e-13);
+    auto tr = kiln::trace([](auto const& a, auto const& b) { return std::tuple(kiln::exp(a - b), kiln::tanh(a - b)); },
+                          x, x);
+    EXPECT_FALSE(tr.is_materialised(2));  // a - b, in both outputs' expressions
+    EXPECT_EQ(tr.num_materialised(), 2u);
+}
+
 TEST(Grad, VjpAndJvp) {
     MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2), t = MatrixXd::Random(3, 2);
     auto f = [](auto const& a, auto const& b) { return kiln::tanh(a) * b; };
