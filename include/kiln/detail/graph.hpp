@@ -56,8 +56,9 @@ struct shape_only_mask<node<P, Children...>> : primitive_shape_only<P> {};
 
 // Primitives so cheap (one add, sub, mul or neg per element) that a node of theirs with a few elementwise
 // users is computed again inside each user's expression rather than stored and read back, when its
-// operands are stored values themselves (so recomputation never compounds): x - mu used by two fused
-// expressions costs two subtractions, not a vector written and read twice.
+// operands are stored values themselves (so recomputation never compounds) and its extents are dynamic
+// (a fixed-size value is small: storing it costs little, recomputing it measurably more): x - mu used by
+// two fused expressions costs two subtractions, not a vector written and read twice.
 template <class P>
 struct primitive_recomputed : std::bool_constant<requires { requires P::recomputed_when_shared; }> {};
 template <class N>
@@ -264,10 +265,11 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             in_memory[x] = in_memory[x] || in_memory[i];
         }
         constexpr bool cheap[] = {recomputed_when_shared<Ns>::value...};
+        constexpr long rows[] = {info<Ns>::rows...}, cols[] = {info<Ns>::cols...};
         std::array<bool, n> stored{};  // node j's value is read from memory: a leaf, or materialised
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
-            bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users;
+            bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users && (rows[i] < 0 || cols[i] < 0);
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
                 recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
             p.materialise[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&

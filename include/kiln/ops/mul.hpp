@@ -19,13 +19,10 @@ struct mul_p : detail::elementwise_binary<mul_p> {
     static constexpr bool folds = true;
     static constexpr int left_identity = 1, right_identity = 1;
     static constexpr auto apply(auto const& a, auto const& b) { return a * b; }
-    // Each factor keeps its side (a * g, not g * a), so a derivative that meets the forward's own product
-    // builds the same node: d(a * b)/db along b = a is a * 1, which folds to a, and -0.5 * z in a rule is
-    // the forward's -0.5 * z, computed once (there is no canonical order of commutative operands).
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto) {
         if constexpr (K == 0) return g * b;
-        else return a * g;
+        else return g * a;
     }
 };
 }  // namespace ops
