@@ -2,12 +2,13 @@
 // shaped_like(d, w, y...) is d's value, unchanged and never copied (an alias, see detail/graph.hpp), with
 // w's rank and static extents, so the gradient of a VectorXd is a VectorXd even where the derivative's
 // formula has fixed extents. At run time d's extents must be w's (otherwise a kiln::shape_error naming w's
-// argument, or d's when d is an argument itself: a tangent given to jvp). The y operands are read for their extents only: they are the outputs of the function that
-// was differentiated, so every shape check of its forward graph happens in a derivative graph that does
-// not need its values (the gradient of sum(x * z) with respect to x is z, and x's shape is still checked
-// against z's, as JAX's trace of the forward would). Where w is static and d already has its extents,
-// w is left out: checked(d, y...) only checks the forward's shapes. Made by the transforms of grad.hpp,
-// never by users. IR: `shaped_like %d %w %y...`, `checked %d %y...`.
+// argument, or d's when d is an argument itself: a tangent given to jvp). The y operands are read for
+// their extents only: they are the outputs of the function that was differentiated, so every shape check
+// of its forward graph happens in a derivative graph that does not need its values (the gradient of
+// sum(x * z) with respect to x is z, and x's shape is still checked against z's, as JAX's trace of the
+// forward would). Where w is static and d already has its extents, w is left out: checked(d, y...) only
+// checks the forward's shapes. Made by the transforms of grad.hpp, never by users.
+// IR: `shaped_like %d %w %y...`, `checked %d %y...`.
 #ifndef KILN_OPS_SHAPED_LIKE_HPP
 #define KILN_OPS_SHAPED_LIKE_HPP
 
