@@ -41,6 +41,11 @@ T uniform(double lo, double hi, Eigen::Index rows = 1, Eigen::Index cols = 1) {
     }
 }
 
+// The two argument forms most rules are checked on: a dynamic 3 x 4 matrix and a fixed 3 x 2 one, with
+// elements uniform in [lo, hi].
+inline Eigen::MatrixXd dyn(double lo = -1, double hi = 1) { return uniform<Eigen::MatrixXd>(lo, hi, 3, 4); }
+inline Eigen::Matrix<double, 3, 2> fix(double lo = -1, double hi = 1) { return uniform<Eigen::Matrix<double, 3, 2>>(lo, hi); }
+
 // Elements of a scalar (one) or of a matrix (in storage order), as doubles.
 template <class T>
 Eigen::Index count(T const& x) {

@@ -23,16 +23,13 @@
 namespace {
 
 using Eigen::MatrixXd;
-using M32 = Eigen::Matrix<double, 3, 2>;
 
 using kiln_test::check_rules;
+using kiln_test::dyn;
+using kiln_test::fix;
 using kiln_test::Rules;
 using kiln_test::uniform;
 
-// A dynamic 3 x 4 matrix with elements in [lo, hi].
-MatrixXd dyn(double lo = -1, double hi = 1) { return uniform<MatrixXd>(lo, hi, 3, 4); }
-// A fixed 3 x 2 matrix with elements in [lo, hi].
-M32 fix(double lo = -1, double hi = 1) { return uniform<M32>(lo, hi); }
 
 // ---------------------------------------------------------------------------------------------------
 // Unary elementwise primitives

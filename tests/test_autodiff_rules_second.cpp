@@ -11,20 +11,15 @@
 
 namespace {
 
-using Eigen::MatrixXd;
-using M32 = Eigen::Matrix<double, 3, 2>;
 
 using kiln::axis;
 using kiln::c;
 using kiln::keepdims;
 using kiln_test::check_second_order;
+using kiln_test::dyn;
+using kiln_test::fix;
 using kiln_test::Rules;
-using kiln_test::uniform;
 
-// A dynamic 3 x 4 matrix with elements in [lo, hi].
-MatrixXd dyn(double lo = -1, double hi = 1) { return uniform<MatrixXd>(lo, hi, 3, 4); }
-// A fixed 3 x 2 matrix with elements in [lo, hi].
-M32 fix(double lo = -1, double hi = 1) { return uniform<M32>(lo, hi); }
 
 TEST_F(Rules, SecondOrderElementwise) {
     check_second_order([](auto const& x) { return kiln::tanh(x) * kiln::exp(x) + kiln::sin(x) * kiln::cos(x); }, dyn());
