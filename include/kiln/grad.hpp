@@ -266,6 +266,11 @@ using derivative_or_zeros = shaped_as<W,
                        decltype(detail::to_operand(tracer<W>{}, tracer<std::conditional_t<is_zero<D>, W, D>>{}))>,
     Ys>;
 
+// The tangent T of the output node O from a forward pass, or zeros of O's shape where there is none.
+template <class O, class T>
+using tangent_or_zeros = std::conditional_t<is_zero<T>, decltype(kiln::zeros_like(tracer<O>{})),
+                                            tracer<std::conditional_t<is_zero<T>, O, T>>>;
+
 // The node types of the leaves of an output pytree (tracers, std::tuple, std::pair, std::array, fields).
 template <class R>
 using output_nodes = typename outputs_of<std::remove_cvref_t<R>>::exprs;
@@ -531,9 +536,7 @@ struct jvp_traced<F, std::tuple<Ps...>, Tangents> {
     struct leaf {
         template <class O>
         struct of {
-            using t = typename Pass::template of<O>;
-            using type = std::conditional_t<is_zero<t>, decltype(kiln::zeros_like(tracer<O>{})),
-                                            tracer<std::conditional_t<is_zero<t>, O, t>>>;
+            using type = tangent_or_zeros<O, typename Pass::template of<O>>;
         };
     };
     static auto make() {
@@ -628,8 +631,7 @@ struct jacobian_trace {
         auto column = [](auto j) {
             using T = typename decltype(one_hot<XM, S, decltype(j)::value>())::kiln_expr;
             using t = typename forward_pass<mp_list<typename R::kiln_expr>, W, mp_list<T>>::template of<typename R::kiln_expr>;
-            if constexpr (is_zero<t>) return kiln::zeros_like(R{});
-            else return tracer<t>{};
+            return tangent_or_zeros<typename R::kiln_expr, t>{};
         };
         if constexpr (XM::rank == 0) {
             return column(std::integral_constant<long, 0>{});
