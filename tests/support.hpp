@@ -26,15 +26,21 @@ void expect_close(A const& actual, B const& expected, double rel = 1e-13) {
         }
 }
 
+// The message of the Error f() throws, or `none`.
+template <class Error, class F>
+std::string error_of(F&& f, std::string none) {
+    try {
+        f();
+    } catch (Error const& e) {
+        return e.what();
+    }
+    return none;
+}
+
 // The message of the kiln::shape_error f() throws, or "no shape_error".
 template <class F>
 std::string shape_error_of(F&& f) {
-    try {
-        f();
-    } catch (kiln::shape_error const& e) {
-        return e.what();
-    }
-    return "no shape_error";
+    return kiln_test::error_of<kiln::shape_error>(f, "no shape_error");
 }
 
 // The line of node `node` in the IR text, without its leading spaces and newline.

@@ -1,6 +1,7 @@
 // How kiln reports bad input.
 // - At run time: kiln::shape_error (an std::invalid_argument) when dynamic extents do not fit, thrown
-//   before anything is evaluated, naming the argument, the expected and the actual shape.
+//   before anything is evaluated, naming the argument, the expected and the actual shape; with
+//   kiln::env{.debug_nans = true}, kiln::numeric_error (an std::runtime_error) at the first NaN or Inf.
 // - At compile time: a static_assert whose message starts with "kiln:". The facts it cannot spell in a
 //   string literal (argument index, fixed shapes, offending type) are the template arguments of the
 //   kiln::diagnostic class template that holds the static_assert, so the compiler prints them right next
@@ -17,6 +18,12 @@ namespace kiln {
 class shape_error : public std::invalid_argument {
 public:
     using std::invalid_argument::invalid_argument;
+};
+
+// A NaN or an infinity in a materialised node, found by kiln::env{.debug_nans = true}.
+class numeric_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
 };
 
 namespace detail {
@@ -295,6 +302,22 @@ struct tangents_mismatch {
                   "kiln: kiln::jvp needs tangents with the structure of the primals (a tuple of the same length, "
                   "each with the same pytree shape); both types are the template arguments of "
                   "kiln::diagnostic::tangents_mismatch below");
+};
+
+// kiln::lower(...).compile(): what a compiled function accepts (kiln/stages.hpp).
+template <class Argument, class LoweredAs, class CalledWith>
+struct compiled_argument_mismatch {
+    static_assert(detail::fails<Argument, LoweredAs, CalledWith>,
+                  "kiln: this argument of a compiled function is not what it was lowered with (dtype, fixed extents "
+                  "or pytree structure differ); the argument's index, the type it was lowered with and the type "
+                  "given are the template arguments of kiln::diagnostic::compiled_argument_mismatch below");
+};
+template <class Expected, class Given>
+struct compiled_argument_count {
+    static_assert(detail::fails<Expected, Given>,
+                  "kiln: a compiled function takes the arguments it was lowered with, less the static ones "
+                  "(compile-time values, strings, kiln::none), which are baked in; the expected and the given "
+                  "counts are the template arguments of kiln::diagnostic::compiled_argument_count below");
 };
 
 }  // namespace diagnostic

@@ -18,6 +18,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -28,6 +29,24 @@
 namespace kiln {
 template <class K>
 class traced;
+template <class K>
+class lowered;
+template <class F, class... Args>
+auto lower(F const& f, Args const&... args);
+
+// The dtype and shape of a value, as out_info() reports an output (JAX's ShapeDtypeStruct).
+struct array_info {
+    std::string_view dtype;  // "f64", "f32", "i32", "i64", "bool"
+    int rank;                // 0 (a scalar) or 2
+    long rows, cols;         // 1 x 1 for a scalar
+    // "f64[3,4]", "f64[]"
+    std::string text() const {
+        std::string t(dtype);
+        if (rank == 0) return t.append("[]");
+        return t.append("[").append(std::to_string(rows)).append(",").append(std::to_string(cols)).append("]");
+    }
+    friend bool operator==(array_info const&, array_info const&) = default;
+};
 
 namespace detail {
 
@@ -80,6 +99,8 @@ using tracer_for = tracer_of<F, Mask, std::remove_cvref_t<Args>...>;
 template <class F, std::uint64_t Mask, class... Args>
 struct variant_key {
     using graph = typename tracer_for<F, Mask, Args...>::graph;
+    using arguments = mp_list<std::remove_cvref_t<Args>...>;  // what it was traced with (for kiln::lower)
+    using mask = std::integral_constant<std::uint64_t, Mask>;  // the optionals present
 };
 
 // Whether an argument holds a traced value (a tracer, or a tuple of them): a jitted function called so,
@@ -116,19 +137,19 @@ struct variants<F, std::integer_sequence<std::uint64_t, M...>, Args...> {
     template <std::uint64_t Mask>
     using key = variant_key<F, Mask, Args...>;
 
-    static auto run(Args const&... args) {
+    static auto run(env const& e, Args const&... args) {
         if constexpr (!traced_ok) {
             return failed_call{};
         } else {
-            using R = decltype(detail::run<key<0>>(args...));
-            if constexpr (!(std::is_same_v<R, decltype(detail::run<key<M>>(args...))> && ...)) {
+            using R = decltype(detail::run<key<0>>(e, args...));
+            if constexpr (!(std::is_same_v<R, decltype(detail::run<key<M>>(e, args...))> && ...)) {
                 static_cast<void>(
-                    raise_if<true, diagnostic::optional_variants_differ, decltype(detail::run<key<M>>(args...))...>::ok);
+                    raise_if<true, diagnostic::optional_variants_differ, decltype(detail::run<key<M>>(e, args...))...>::ok);
                 return failed_call{};
             } else {
-                using fn = R (*)(Args const&...);
+                using fn = R (*)(env const&, Args const&...);
                 static constexpr fn table[] = {&detail::run<key<M>, Args...>...};
-                return table[detail::optional_mask<rules>(std::forward_as_tuple(args...))](args...);
+                return table[detail::optional_mask<rules>(std::forward_as_tuple(args...))](e, args...);
             }
         }
     }
@@ -163,14 +184,13 @@ inline std::string format_constant(auto v) {
     }
 }
 
-// One line of as_text(). Strings are built with append(), never operator+: kiln's operators are
-// candidates for every + in namespace kiln, and checking them inside templates over graph types made
-// clang exponential in the graph's depth.
-template <class K, std::size_t I, std::size_t N>
-std::string node_line(std::array<extent, N> const& ext) {
+// One line of as_text(): "  %4 = tanh %3 : f64[3,4]\n". Strings are built with append(), never
+// operator+: kiln's operators are candidates for every + in namespace kiln, and checking them inside
+// templates over graph types made clang exponential in the graph's depth.
+template <class K, std::size_t I>
+std::string node_head() {  // "tanh %3", "param args[0]", "constant 2"
     using In = info<node_of<K, I>>;
-    std::string line = "  %";
-    line.append(std::to_string(I)).append(" = ");
+    std::string line;
     if constexpr (In::kind == node_kind::param) {
         line.append("param ").append(path_text_of<typename In::path>::value.view());
     } else if constexpr (In::kind == node_kind::constant) {
@@ -182,6 +202,12 @@ std::string node_line(std::array<extent, N> const& ext) {
         for (std::size_t c = plan_of<K>.first[I]; c < plan_of<K>.first[I + 1]; ++c)
             line.append(" %").append(std::to_string(plan_of<K>.edges[c]));
     }
+    return line;
+}
+template <class K, std::size_t I, std::size_t N>
+std::string node_line(std::array<extent, N> const& ext) {
+    std::string line = "  %";
+    line.append(std::to_string(I)).append(" = ").append(detail::node_head<K, I>());
     return line.append(" : ").append(detail::shape_text<meta_at<K, I>>(ext[I])).append("\n");
 }
 
@@ -219,7 +245,11 @@ class traced {
     using G = typename K::graph;
     static constexpr auto& plan = detail::plan_of<K>;
     static constexpr std::size_t n = detail::size_of<K>;
+
+protected:
     std::array<detail::extent, n> ext_;
+
+private:
 
     template <std::size_t... P>
     static constexpr std::array<std::size_t, sizeof...(P)> make_param_map(std::index_sequence<P...>) {
@@ -264,6 +294,25 @@ public:
         }(std::make_index_sequence<n>{});
     }
 
+    // The outputs' dtypes and shapes, in the pytree f returned them (a kiln::array_info, or a tuple, pair,
+    // array or struct of them).
+    auto out_info() const {
+        return detail::build_output<typename G::output_tree, 0>::make([&](auto index) {
+            constexpr std::size_t i = plan.outputs[decltype(index)::value];
+            using M = detail::meta_at<K, i>;
+            return array_info{dtype_name<typename M::scalar>(), M::rank, ext_[i].rows, ext_[i].cols};
+        });
+    }
+
+    // The next stage: how Eigen evaluates this graph (kiln/stages.hpp).
+    lowered<K> lower() const { return lowered<K>(ext_); }
+
+    // Whether two traced (or lowered) functions have the same graph: the same nodes, shared the same way.
+    template <class K2>
+    constexpr bool same_graph(traced<K2> const&) const {
+        return std::is_same_v<G, typename K2::graph>;
+    }
+
     // Estimated floating-point operations of one evaluation.
     double flops() const {
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -289,19 +338,36 @@ auto trace(F const&, Args const&... args) {
     } else {
         struct key {
             using graph [[maybe_unused]] = typename T::graph;
+            using arguments [[maybe_unused]] = detail::mp_list<std::remove_cvref_t<Args>...>;
+            using mask [[maybe_unused]] = std::integral_constant<std::uint64_t, 0>;  // no std::optional
         };
         return traced<key>(detail::extents_of<key>(std::forward_as_tuple(args...)));
     }
 }
 
 // A function evaluated through its static graph. Called with Eigen objects, scalars and pytrees of them
-// it evaluates; called with tracers (inside another traced function) it inlines f into the enclosing graph.
+// it evaluates (in its pinned environment, else the current one: kiln/env.hpp); called with tracers
+// (inside another traced function) it inlines f into the enclosing graph.
 template <class F>
 class jitted {
     F f_;
+    std::optional<env> env_;
 
 public:
     explicit jitted(F f) : f_(std::move(f)) {}
+    jitted(F f, env e) : f_(std::move(f)), env_(std::move(e)) {}
+
+    // JAX's jit(f).trace(...) and .lower(...): exactly kiln::trace and kiln::lower applied to this object.
+    template <class... Args>
+    auto trace(Args const&... args) const {
+        return kiln::trace(*this, args...);
+    }
+    template <class... Args>
+    auto lower(Args const&... args) const {
+        return kiln::lower(*this, args...);
+    }
+    // The environment pinned by jit(f, env), if any.
+    env const* pinned_env() const { return env_ ? &*env_ : nullptr; }
 
     template <class... Args>
     auto operator()(Args const&... args) const {
@@ -312,12 +378,12 @@ public:
             if constexpr (!T::ok) {
                 return detail::failed_call{};
             } else if constexpr (T::optionals > 0) {
-                return detail::variants_for<F, Args...>::run(args...);
+                return detail::variants_for<F, Args...>::run(env_ ? *env_ : current_env(), args...);
             } else {
                 struct key {
                     using graph [[maybe_unused]] = typename T::graph;
                 };
-                return detail::run<key>(args...);
+                return detail::run<key>(env_ ? *env_ : current_env(), args...);
             }
         }
     }
@@ -326,6 +392,11 @@ public:
 template <class F>
 jitted<F> jit(F f) {
     return jitted<F>(std::move(f));
+}
+// f pinned to an environment: every call evaluates in e, whatever the current default.
+template <class F>
+jitted<F> jit(F f, env e) {
+    return jitted<F>(std::move(f), std::move(e));
 }
 
 }  // namespace kiln

@@ -8,8 +8,10 @@
 #include <kiln/arguments.hpp>
 #include <kiln/constant.hpp>
 #include <kiln/dtype.hpp>
+#include <kiln/env.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
+#include <kiln/spec.hpp>
 #include <kiln/traced.hpp>
 
 #include <kiln/ops/abs.hpp>
@@ -62,6 +64,7 @@
 #include <kiln/ops/wrt.hpp>
 
 #include <kiln/jit.hpp>
+#include <kiln/stages.hpp>
 #include <kiln/grad.hpp>
 
 #endif

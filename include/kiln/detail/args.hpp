@@ -19,6 +19,7 @@
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
+#include <kiln/spec.hpp>
 #include <kiln/traced.hpp>
 
 #include <boost/hana/at_key.hpp>
@@ -70,6 +71,9 @@ inline constexpr bool is_std_array<std::array<T, N>> = true;
 // Eigen dense objects (Matrix, Array, Map, Ref, Block, fixed or dynamic) of a kiln dtype: rank-2 parameters.
 template <class A>
 concept tensor_argument = eigen_dense<A> && dtype<typename A::Scalar>;
+// kiln::spec<T, Rows, Cols>, kiln::spec<T>: a parameter described without data (kiln/spec.hpp).
+template <class A>
+concept spec_argument = requires { typename A::kiln_spec_scalar; };
 // float, double, integers, bool: rank-0 parameters (bool is usable as a where() condition).
 template <class A>
 concept scalar_argument = std::is_arithmetic_v<A>;
@@ -122,7 +126,7 @@ template <class A>
 concept non_dense_eigen = std::is_base_of_v<Eigen::EigenBase<A>, A> && !eigen_dense<A>;
 
 enum class arg_kind {
-    tensor, scalar, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
+    tensor, spec, scalar, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
     runtime_map, variable_length, pointer, non_dense_eigen, non_aggregate, unsupported
 };
 
@@ -130,6 +134,7 @@ template <class A>
 constexpr arg_kind kind_of() {
     if constexpr (traced_value<A>) return arg_kind::unsupported;  // a tracer inside an aggregate: not here
     else if constexpr (tensor_argument<A>) return arg_kind::tensor;
+    else if constexpr (spec_argument<A>) return arg_kind::spec;
     else if constexpr (scalar_argument<A>) return arg_kind::scalar;
     else if constexpr (static_argument<A>) return arg_kind::static_value;
     else if constexpr (untraced_argument<A>) return arg_kind::untraced;
@@ -173,6 +178,20 @@ struct arg_rule<A, Site, arg_kind::tensor> {
     static constexpr bool ok = true;
     static constexpr std::size_t leaves = 1, optionals = 0;
     using type = tracer<param<typename Site::path, typename A::Scalar, A::RowsAtCompileTime, A::ColsAtCompileTime, 2>>;
+};
+
+template <class A, bool Rows>
+struct spec_extent : std::integral_constant<int, 1> {};
+template <class A, bool Rows>
+    requires(A::rank == 2)
+struct spec_extent<A, Rows> : std::integral_constant<int, Rows ? A::rows_at_compile_time : A::cols_at_compile_time> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::spec> {
+    static constexpr bool ok = true;
+    static constexpr std::size_t leaves = 1, optionals = 0;
+    using type = std::conditional_t<A::rank == 0, tracer<param<typename Site::path, typename A::kiln_spec_scalar, 1, 1, 0>>,
+                                    tracer<param<typename Site::path, typename A::kiln_spec_scalar,
+                                                 spec_extent<A, true>::value, spec_extent<A, false>::value, 2>>>;
 };
 
 template <class A, class Site>

@@ -15,10 +15,13 @@
 #include <kiln/detail/node.hpp>
 #include <kiln/detail/outputs.hpp>
 #include <kiln/dtype.hpp>
+#include <kiln/env.hpp>
 #include <kiln/errors.hpp>
 
 #include <array>
+#include <cmath>
 #include <cstddef>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -35,7 +38,15 @@ namespace kiln::detail {
 template <class K, std::size_t I>
 using node_of = node_at<typename K::graph, I>;
 template <class K>
-inline constexpr auto plan_of = planner<typename K::graph>::make();
+inline constexpr bool eager_plan = requires { requires K::eager; };
+template <class K>
+inline constexpr auto plan_of = planner<typename K::graph>::make(eager_plan<K>);
+// K's graph with every node materialised (kiln::env::eager).
+template <class K>
+struct eager_key {
+    using graph = typename K::graph;
+    static constexpr bool eager = true;
+};
 template <class K>
 inline constexpr std::size_t size_of = boost::mp11::mp_size<typename K::graph::nodes>::value;
 template <class K, std::size_t I>
@@ -71,6 +82,7 @@ struct context {
     Args const& args;
     std::array<extent, size_of<K>> const& ext;
     typename store_for<K>::type& store;
+    env const* environment = nullptr;  // null on the plain path: one thread, no checks
 };
 
 // A parameter's value: the leaf its path reaches in the arguments, by reference (no copy), or the scalar
@@ -96,6 +108,26 @@ template <class K, std::size_t I, class Ctx>
 decltype(auto) value(Ctx& ctx);
 
 
+
+// How a node is split across threads (node_eval::split_for).
+enum class split_kind { none, pointwise, assign, reduce };
+
+// f(0) .. f(parts - 1): parts 1.. on the pool's threads, part 0 on the calling thread, then waits.
+template <class F>
+void parallel_for(Eigen::ThreadPool& pool, int parts, F const& f) {
+    Eigen::Barrier done(static_cast<unsigned>(parts - 1));
+    for (int p = 1; p < parts; ++p)
+        pool.Schedule([&f, &done, p] {
+            f(p);
+            done.Notify();
+        });
+    f(0);
+    done.Wait();
+}
+
+// A node is split only when its estimated work (flops, and at least its elements) reaches this: below it,
+// waking the pool costs more than the node (measured: a few microseconds per split).
+inline constexpr double parallel_min_work = 1 << 16;
 
 template <class K, std::size_t I>
 inline constexpr std::size_t arity_of = plan_of<K>.first[I + 1] - plan_of<K>.first[I];
@@ -149,8 +181,64 @@ struct node_eval<K, I, std::index_sequence<J...>> {
         node_eval::materialise(ctx);
     }
     template <std::size_t N>
-    static double flops(std::array<extent, N> const& ext) {
+    static constexpr double flops(std::array<extent, N> const& ext) {
         return primitive::flops(ext[I], ext[operand_of<K, I, J>]...);
+    }
+    static constexpr double static_flops() {  // all extents fixed
+        return primitive::flops(detail::static_extent<meta_at<K, I>>(), detail::static_extent<meta_at<K, operand_of<K, I, J>>>()...);
+    }
+
+    // Splitting the node across threads (kiln::thread_pool). How, is the primitive's to say:
+    //   pointwise          rows or columns of the output, each part its block of the fused expression
+    //   assign_part        the primitive writes part p of `parts` of its output (matmul: a block of rows)
+    //   reduce_part        a rank-0 reduction: each part reduces its block, reduce_combine the partials
+    template <class Ctx>
+    static constexpr split_kind split_for() {
+        using M = meta_at<K, I>;
+        if constexpr (M::rank == 0 && requires(Ctx& ctx) {
+                          primitive::template reduce_part<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
+                      }) {
+            return split_kind::reduce;
+        } else if constexpr (M::rank == 0) {
+            return split_kind::none;
+        } else if constexpr (requires(Ctx& ctx, storage_t<M>& dst) {
+                                 primitive::template assign_part<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
+                             }) {
+            return split_kind::assign;
+        } else if constexpr (info<node_of<K, I>>::pointwise &&
+                             !requires(Ctx& ctx, storage_t<M>& dst) {
+                                 primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
+                             }) {
+            return split_kind::pointwise;
+        } else {
+            return split_kind::none;
+        }
+    }
+    // Part `part` of `parts`; the destination has been sized by the caller (not for reductions).
+    template <class Ctx>
+    static void materialise_part(Ctx& ctx, int part, int parts) {
+        auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
+        extent const out = ctx.ext[I];
+        if constexpr (split_for<Ctx>() == split_kind::assign) {
+            primitive::template assign_part<meta_at<K, operand_of<K, I, J>>...>(dst, out, part, parts,
+                                                                                 node_eval::operand<J>(ctx)...);
+        } else {
+            bool const by_cols = out.cols > 1;
+            auto const [begin, size] = detail::part_range(by_cols ? out.cols : out.rows, part, parts);
+            auto const expr = node_eval::lower(ctx);  // held here: a view of a temporary would dangle
+            auto const src = detail::as_array(expr);
+            if (by_cols) dst.array().middleCols(begin, size) = src.middleCols(begin, size);
+            else dst.array().middleRows(begin, size) = src.middleRows(begin, size);
+        }
+    }
+    template <class Ctx>
+    static auto reduce_part(Ctx& ctx, int part, int parts) {
+        return primitive::template reduce_part<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I], part, parts,
+                                                                                    node_eval::operand<J>(ctx)...);
+    }
+    template <class R>
+    static R reduce_combine(R const* partials, int parts) {
+        return primitive::template reduce_combine<meta_at<K, operand_of<K, I, J>>...>(partials, parts);
     }
 };
 
@@ -283,13 +371,108 @@ auto collect_outputs(Ctx& ctx) {
         [&](auto index) { return detail::output_value<K, decltype(index)::value>(ctx); });
 }
 
+// debug_nans: the first NaN or Inf of a materialised node, named as as_text() shows it
+// ("%5 = log %4 : f64[3,1]"). The line is built here from plain values, not by a function per node.
+struct node_text {
+    std::size_t node;
+    std::string_view primitive, attrs, dtype;
+    std::size_t const* operands;
+    std::size_t arity;
+    int rank;
+    extent shape;
+};
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_numeric_error(node_text const& n, double value, long row, long col) {
+    std::string msg = "kiln: debug_nans: ";
+    msg.append(std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf").append(" in %").append(std::to_string(n.node));
+    msg.append(" = ").append(n.primitive);
+    if (!n.attrs.empty()) msg.append("[").append(n.attrs).append("]");
+    for (std::size_t k = 0; k < n.arity; ++k) msg.append(" %").append(std::to_string(n.operands[k]));
+    msg.append(" : ").append(detail::shape_text(n.dtype, n.rank, n.shape));
+    if (n.rank == 2) msg.append(" at (").append(std::to_string(row)).append(",").append(std::to_string(col)).append(")");
+    throw numeric_error(msg);
+}
+
+// Throws at the first element of data[0 .. size) (column-major, `rows` rows) that is not finite. A
+// function per dtype, not per node or per Eigen type: debug_nans must not weigh on compile time.
+template <class T>
+void check_finite_values(T const* data, long size, long rows, node_text const& text) {
+    for (long k = 0; k < size; ++k)
+        if (!std::isfinite(data[k])) [[unlikely]]
+            detail::throw_numeric_error(text, static_cast<double>(data[k]), k % rows, k / rows);
+}
+
+template <class K, std::size_t I, class Ctx>
+void check_finite(Ctx& ctx) {
+    using M = meta_at<K, I>;
+    using P = typename info<node_of<K, I>>::primitive;
+    if constexpr (std::is_floating_point_v<typename M::scalar>) {
+        auto const& v = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
+        constexpr auto& plan = plan_of<K>;
+        std::string_view attrs;
+        if constexpr (requires { P::attrs(); }) attrs = P::attrs();
+        node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
+                             plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
+        if constexpr (M::rank == 0) detail::check_finite_values(&v, 1, 1, text);
+        else detail::check_finite_values(v.data(), static_cast<long>(v.size()), static_cast<long>(v.rows()), text);
+    }
+}
+
+#ifdef KILN_THREADS
+// Node I evaluated across the pool's threads, when it is large enough.
+template <class K, std::size_t I, class Ctx>
+bool materialise_split(Ctx& ctx) {
+    using E = node_eval<K, I>;
+    using M = meta_at<K, I>;
+    // A fixed-size node too small to split gets no parallel code at all.
+    constexpr bool fixed = M::rows >= 0 && M::cols >= 0 && E::all_static;
+    constexpr split_kind split = E::template split_for<Ctx>();
+    if constexpr (split == split_kind::none) {
+        return false;
+    } else if constexpr (fixed && E::static_flops() < parallel_min_work && M::rows * M::cols < parallel_min_work) {
+        return false;
+    } else {
+        Eigen::ThreadPool* const pool = ctx.environment->device.pool();
+        extent const out = ctx.ext[I];
+        double const work = E::flops(ctx.ext);
+        if (pool == nullptr || (work < parallel_min_work && static_cast<double>(out.rows * out.cols) < parallel_min_work))
+            return false;
+        int const parts = pool->NumThreads() + 1;
+        if constexpr (split == split_kind::reduce) {
+            using R = typename M::scalar;
+            std::array<R, 64> partials{};
+            int const n = parts < 64 ? parts : 64;
+            detail::parallel_for(*pool, n, [&](int p) { partials[static_cast<std::size_t>(p)] = E::reduce_part(ctx, p, n); });
+            detail::slot_get<plan_of<K>.owner[I]>(ctx.store) = E::template reduce_combine<R>(partials.data(), n);
+        } else {
+            if (out.rows * out.cols < 2L * parts) return false;
+            detail::slot_get<plan_of<K>.owner[I]>(ctx.store).resize(out.rows, out.cols);
+            detail::parallel_for(*pool, parts, [&](int p) { E::materialise_part(ctx, p, parts); });
+        }
+        return true;
+    }
+}
+#endif
+
+// ctx.environment is null on the plain path (one thread, no checks), which then tests one pointer per
+// node. Both paths share every node's code: a second instantiation of the evaluation for the
+// environment's path doubled compile times.
 template <class K, std::size_t I, class Ctx>
 int materialise_if(Ctx& ctx) {
     // Fixed-size assignments are unrolled and inlined by Eigen anyway: flattening them only costs
     // compile time (30% at 400 nodes of 8x8).
     constexpr bool fixed = meta_at<K, I>::rows >= 0 && meta_at<K, I>::cols >= 0;
-    if constexpr (plan_of<K>.materialise[I] && plan_of<K>.rereads[I] && !fixed) node_eval<K, I>::materialise_inlined(ctx);
-    else if constexpr (plan_of<K>.materialise[I]) node_eval<K, I>::materialise(ctx);
+    if constexpr (plan_of<K>.materialise[I]) {
+#ifdef KILN_THREADS
+        if constexpr (!eager_plan<K>)
+            if (ctx.environment != nullptr && detail::materialise_split<K, I>(ctx)) {
+                if (ctx.environment->debug_nans) detail::check_finite<K, I>(ctx);
+                return 0;
+            }
+#endif
+        if constexpr (plan_of<K>.rereads[I] && !fixed) node_eval<K, I>::materialise_inlined(ctx);
+        else node_eval<K, I>::materialise(ctx);
+        if (ctx.environment != nullptr && ctx.environment->debug_nans) detail::check_finite<K, I>(ctx);
+    }
     return 0;
 }
 
@@ -323,14 +506,41 @@ struct allocates<K, std::index_sequence<I...>> {
 };
 
 template <class K, class Args, class Store>
-auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries) {
-    context<K, Args> ctx{arg_refs, ext, temporaries};
+auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries, env const* e) {
+    context<K, Args> ctx{arg_refs, ext, temporaries, e};
     detail::materialise_all<K>(ctx, std::make_index_sequence<size_of<K>>{});
     return detail::collect_outputs<K>(ctx);
 }
 
+// Whether an environment needs more than the plain path (one thread, no checks, the fused plan).
+inline bool plain(env const& e) { return e.device.pool() == nullptr && !e.debug_nans && !e.eager; }
+
 template <class K, class... Args>
-auto run(Args const&... args) {
+auto run_in(env const* e, Args const&... args);
+
+[[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_compiled_in(char const* what, char const* macro) {
+    throw std::logic_error(std::string("kiln: ").append(what).append(" needs ").append(macro).append(
+        " defined where the graph is compiled (each adds a second evaluation code path to every graph; "
+        "docs/stages.md)"));
+}
+
+// Evaluates K's graph on these arguments in environment e.
+template <class K, class... Args>
+auto run(env const& e, Args const&... args) {
+    if (detail::plain(e)) return detail::run_in<K>(nullptr, args...);
+#ifdef KILN_EAGER
+    if (e.eager) return detail::run_in<eager_key<K>>(&e, args...);
+#else
+    if (e.eager) detail::throw_not_compiled_in("env::eager", "KILN_EAGER");
+#endif
+#ifndef KILN_THREADS
+    if (e.device.pool() != nullptr) detail::throw_not_compiled_in("a thread_pool device", "KILN_THREADS");
+#endif
+    return detail::run_in<K>(&e, args...);
+}
+
+template <class K, class... Args>
+auto run_in(env const* e, Args const&... args) {
     auto const arg_refs = std::forward_as_tuple(args...);
     auto const ext = detail::extents_of<K>(arg_refs);
     if constexpr (allocates<K>::value) {
@@ -339,10 +549,10 @@ auto run(Args const&... args) {
         // every call made glibc give memory back and take it again, with page faults, on every call
         // (measured: 16 us instead of 0.8 us for a 13-temporary gradient at 1024 elements).
         static thread_local typename store_for<K>::type temporaries;
-        return detail::evaluate<K>(arg_refs, ext, temporaries);
+        return detail::evaluate<K>(arg_refs, ext, temporaries, e);
     } else {
         typename store_for<K>::type temporaries;
-        return detail::evaluate<K>(arg_refs, ext, temporaries);
+        return detail::evaluate<K>(arg_refs, ext, temporaries, e);
     }
 }
 

@@ -223,7 +223,8 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // The result type is spelled out, not `data`: a variable declared from it would be typed by the alias,
     // and debug information would then name the alias's scope, planner<graph<...>>, whose name is
     // exponential in the graph's depth.
-    static constexpr plan_data<n, e, sizeof...(Os)> make() {
+    // eager: every node the outputs need is materialised into a temporary of its own (kiln::env::eager).
+    static constexpr plan_data<n, e, sizeof...(Os)> make(bool eager = false) {
         plan_data<n, e, sizeof...(Os)> p{};
         constexpr node_kind kind[] = {info<Ns>::kind...};
         constexpr int rank[] = {info<Ns>::rank...};
@@ -273,14 +274,19 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
                 recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
             p.materialise[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
-                               (rank[i] == 0 || always[i] || (p.uses[i] > 1 && !recompute) || p.broadcast[i] ||
-                                p.output_uses[i] > 0 || in_memory[i]);
+                               (eager || rank[i] == 0 || always[i] || (p.uses[i] > 1 && !recompute) ||
+                                p.broadcast[i] || p.output_uses[i] > 0 || in_memory[i]);
             stored[i] = kind[i] != node_kind::computed || p.materialise[i] ||
                         (alias[i] && stored[p.edges[p.first[i]]]);
             p.num_materialised += p.materialise[i];
         }
-        assign_buffers(p, kind, rank, mask);
-        find_rereads(p, kind);
+        if (eager) {
+            for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
+            p.num_buffers = p.num_materialised;
+        } else {
+            assign_buffers(p, kind, rank, mask);
+            find_rereads(p, kind);
+        }
         return p;
     }
 };

@@ -175,6 +175,15 @@ struct raise_if<true, Diag, Ts...> {
 // No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
 struct zero {};
 
+// Part `part` of `parts` of n items, for splitting a node across threads: its first item and its size.
+struct part_extent {
+    long begin, size;
+};
+constexpr part_extent part_range(long n, int part, int parts) {
+    long const begin = n * part / parts;
+    return {begin, n * (part + 1) / parts - begin};
+}
+
 constexpr bool extents_compatible(long a, long b) { return a < 0 || b < 0 || a == b; }
 constexpr long extent_merge(long a, long b) { return a >= 0 ? a : b; }
 

@@ -107,6 +107,22 @@ struct reduction {
         else dst.array() = as_array(reduction::lower<A>(out, x));
     }
 
+    // Split across threads (kiln::thread_pool), for reductions over everything whose partial results
+    // reduce the same way (Derived::associative: sum, prod, max, min): part `part` of the rows or columns,
+    // then the partials.
+    template <class A, class X>
+        requires(Axis == all_axes && A::rank == 2 && requires { requires Derived::associative; })
+    static auto reduce_part(extent, int part, int parts, X const& x) {
+        using R = typename rule<A>::scalar;
+        auto const v = as_array(cast_to<R>(x));
+        bool const by_cols = v.cols() >= v.rows();
+        auto const [begin, size] = part_range(by_cols ? v.cols() : v.rows(), part, parts);
+        return static_cast<R>(by_cols ? Derived::all(v.middleCols(begin, size)) : Derived::all(v.middleRows(begin, size)));
+    }
+    template <class A, class R>
+    static R reduce_combine(R const* partials, int parts) {
+        return static_cast<R>(Derived::all(Eigen::Map<Eigen::Array<R, Eigen::Dynamic, 1> const>(partials, parts)));
+    }
     static constexpr std::string_view attrs() {
         if constexpr (Axis == all_axes) return "axes=(0,1)";
         else if constexpr (Axis == 0) return KeepDims ? "axes=(0,)" : "axes=(0,), keepdims=False";

@@ -55,6 +55,23 @@ struct matmul_p {
         dst.noalias() = detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y));
     }
 
+    // Part `part` of `parts` of the product, for a thread pool: a block of rows (of columns for a wide
+    // result), each a GEMM of its own. dst is already sized.
+    template <class A, class B, class Dst, class X, class Y>
+    static void assign_part(Dst& dst, detail::extent out, int part, int parts, X const& x, Y const& y) {
+        using R = typename rule<A, B>::scalar;
+        // One statement each: a cast of an operand is a temporary that must outlive the product.
+        if (out.rows >= out.cols) {
+            auto const [begin, size] = detail::part_range(out.rows, part, parts);
+            dst.middleRows(begin, size).noalias() =
+                detail::as_matrix(detail::cast_to<R>(x)).middleRows(begin, size) * detail::as_matrix(detail::cast_to<R>(y));
+        } else {
+            auto const [begin, size] = detail::part_range(out.cols, part, parts);
+            dst.middleCols(begin, size).noalias() =
+                detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y)).middleCols(begin, size);
+        }
+    }
+
     static constexpr double flops(detail::extent, detail::extent a, detail::extent b) {
         return 2.0 * static_cast<double>(a.rows * a.cols * b.cols);
     }

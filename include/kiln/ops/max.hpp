@@ -17,6 +17,7 @@ template <int Axis, bool KeepDims = true>
 struct max_p : detail::reduction<max_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_max";
     static constexpr bool floating = false;
+    static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     static constexpr bool keeps_bool = true;  // any of bools, as JAX's max of bools
     template <class T>
     static constexpr T identity() {  // of an empty reduction, as lax.reduce_max

@@ -14,6 +14,7 @@ template <int Axis, bool KeepDims = true>
 struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_prod";
     static constexpr bool floating = false;
+    static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     static auto all(auto const& v) { return v.prod(); }
     static auto along(auto const& v) { return v.prod(); }
     // d prod / d x_i: the product of the other elements it was reduced with. prod / x_i where x_i is not 0;

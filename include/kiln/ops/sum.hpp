@@ -15,6 +15,7 @@ template <int Axis, bool KeepDims = true>
 struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_sum";
     static constexpr bool floating = false;
+    static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     static auto all(auto const& v) { return v.sum(); }
     static auto along(auto const& v) { return v.sum(); }
     // The derivative of a sum spreads the cotangent over what was summed.

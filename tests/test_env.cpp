@@ -1,0 +1,152 @@
+// The environment (kiln/env.hpp): the default, a pinned one, the process default and a scoped guard;
+// debug_nans naming the node a NaN or Inf appears in; eager evaluation; a thread pool giving the
+// single-threaded results within 1e-12. And that a graph's type never depends on the environment.
+// Eager evaluation and the thread pool's split code are compiled where these are defined (docs/stages.md).
+#define KILN_EAGER
+#define KILN_THREADS
+#include "support.hpp"
+
+#include <kiln/kiln.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// The message of the kiln::numeric_error f() throws, or "no numeric_error".
+template <class F>
+std::string numeric_error_of(F&& f) {
+    return kiln_test::error_of<kiln::numeric_error>(f, "no numeric_error");
+}
+
+// log(x) is used twice, so it is materialised: a NaN appears in that node, mid-graph.
+auto const log_twice = [](auto const& x) {
+    auto const l = kiln::log(x);
+    return kiln::sum(l * l + l);
+};
+
+VectorXd with_negative() {
+    VectorXd v(4);
+    v << 1.0, 2.0, -3.0, 4.0;
+    return v;
+}
+
+TEST(Env, DefaultIsPlain) {
+    kiln::env const& e = kiln::current_env();
+    EXPECT_EQ(e.device.threads(), 1);
+    EXPECT_FALSE(e.debug_nans);
+    EXPECT_FALSE(e.eager);
+    EXPECT_TRUE(std::isnan(kiln::jit(log_twice)(with_negative())));  // no check: NaN out, as Eigen gives
+}
+
+TEST(Env, DebugNansNamesTheNode) {
+    auto const f = kiln::jit(log_twice, kiln::env{.debug_nans = true});
+    EXPECT_EQ(numeric_error_of([&] { f(with_negative()); }), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
+    EXPECT_EQ(kiln::trace(log_twice, with_negative()).as_text().find("  %1 = log %0 : f64[4,1]\n") != std::string::npos, true);
+    VectorXd const fine = VectorXd::Constant(4, 2.0);
+    EXPECT_NEAR(f(fine), 4 * (std::log(2.0) * std::log(2.0) + std::log(2.0)), 1e-13);
+    // An infinity, in a rank-0 node.
+    auto const g = kiln::jit([](auto const& x) { return kiln::exp(kiln::sum(x)); }, kiln::env{.debug_nans = true});
+    EXPECT_EQ(numeric_error_of([&] { g(VectorXd::Constant(3, 400.0).eval()); }),
+              "kiln: debug_nans: +Inf in %2 = exp %1 : f64[]");
+}
+
+TEST(Env, EagerMaterialisesEveryNode) {
+    auto const f = [](auto const& x, auto const& y) { return kiln::sum(kiln::tanh(x * y) + x); };
+    MatrixXd const X = MatrixXd::Random(5, 3), Y = MatrixXd::Random(5, 3);
+    double const fused = kiln::jit(f)(X, Y);
+    double const eager = kiln::jit(f, kiln::env{.eager = true})(X, Y);
+    EXPECT_NEAR(eager, fused, 1e-13);
+    EXPECT_NEAR(eager, ((X.array() * Y.array()).tanh() + X.array()).sum(), 1e-13);
+    // With eager, a NaN in a node that is otherwise fused is found in that node.
+    auto const g = [](auto const& x) { return kiln::sum(kiln::sqrt(x) + x); };
+    EXPECT_EQ(numeric_error_of([&] { kiln::jit(g, kiln::env{.debug_nans = true, .eager = true})(with_negative()); }),
+              "kiln: debug_nans: NaN in %1 = sqrt %0 : f64[4,1] at (2,0)");
+    // Without eager, the same NaN is seen where it lands: in the sum it is fused into.
+    EXPECT_EQ(numeric_error_of([&] { kiln::jit(g, kiln::env{.debug_nans = true})(with_negative()); }),
+              "kiln: debug_nans: NaN in %3 = reduce_sum[axes=(0,1)] %2 : f64[]");
+}
+
+TEST(Env, GuardsAndTheProcessDefault) {
+    auto const f = kiln::jit(log_twice);
+    VectorXd const x = with_negative();
+    {
+        kiln::env_guard const outer(kiln::env{.debug_nans = true});
+        EXPECT_TRUE(kiln::current_env().debug_nans);
+        EXPECT_NE(numeric_error_of([&] { f(x); }), "no numeric_error");
+        // A pinned environment wins over the thread's default.
+        EXPECT_TRUE(std::isnan(kiln::jit(log_twice, kiln::env{})(x)));
+        {
+            kiln::env_guard const inner(kiln::env{});
+            EXPECT_TRUE(std::isnan(f(x)));
+        }
+        EXPECT_NE(numeric_error_of([&] { f(x); }), "no numeric_error");
+        // A compiled function evaluates in the current environment, or in the one given to compile().
+        auto const lo = kiln::lower(log_twice, x);
+        EXPECT_NE(numeric_error_of([&] { lo.compile()(x); }), "no numeric_error");
+        EXPECT_TRUE(std::isnan(lo.compile(kiln::env{})(x)));
+    }
+    EXPECT_TRUE(std::isnan(f(x)));
+    kiln::default_env().debug_nans = true;
+    EXPECT_NE(numeric_error_of([&] { f(x); }), "no numeric_error");
+    kiln::default_env() = kiln::env{};
+    EXPECT_TRUE(std::isnan(f(x)));
+    // jit(f, env).lower passes its environment on to compile().
+    auto const pinned = kiln::jit(log_twice, kiln::env{.debug_nans = true});
+    EXPECT_NE(numeric_error_of([&] { pinned.lower(x).compile()(x); }), "no numeric_error");
+}
+
+TEST(Env, TheGraphDoesNotDependOnTheEnvironment) {
+    VectorXd const x = VectorXd::Random(6);
+    auto const plain = kiln::trace(log_twice, x);
+    EXPECT_TRUE(kiln::jit(log_twice, kiln::env{.device = kiln::thread_pool(2), .debug_nans = true, .eager = true})
+                    .trace(x)
+                    .same_graph(plain));
+}
+
+// The thread pool: nodes large enough are split; the results are the single-threaded ones within 1e-12.
+TEST(Env, ThreadPoolGivesTheSameResults) {
+    kiln::env const two{.device = kiln::thread_pool(2)};
+    EXPECT_EQ(two.device.threads(), 2);
+    EXPECT_EQ(kiln::thread_pool(1).threads(), 1);
+    // Elementwise and a reduction over 1e6 elements (vector and matrix: split by rows and by columns).
+    auto const f = [](auto const& x, auto const& y) { return kiln::sum(kiln::exp(x) * y - x); };
+    VectorXd const x = VectorXd::Random(1000000), y = VectorXd::Random(1000000);
+    double const one = kiln::jit(f)(x, y);
+    EXPECT_NEAR(kiln::jit(f, two)(x, y), one, 1e-12 * std::abs(one));
+    MatrixXd const X = MatrixXd::Random(1000, 700), Y = MatrixXd::Random(1000, 700);
+    double const one_m = kiln::jit(f)(X, Y);
+    EXPECT_NEAR(kiln::jit(f, two)(X, Y), one_m, 1e-12 * std::abs(one_m));
+    // max and an elementwise output, materialised in parallel.
+    auto const g = [](auto const& x) { return std::make_tuple(kiln::max(x), kiln::tanh(x) * x); };
+    auto const [m1, t1] = kiln::jit(g)(X);
+    auto const [m2, t2] = kiln::jit(g, two)(X);
+    EXPECT_EQ(m1, m2);
+    EXPECT_EQ(t1, t2);
+    // A matrix product, split by rows (tall) and by columns (wide).
+    auto const mlp = [](auto const& a, auto const& w) { return kiln::tanh(kiln::matmul(a, w)); };
+    MatrixXd const A = MatrixXd::Random(512, 64), W = MatrixXd::Random(64, 48);
+    kiln_test::expect_close(kiln::jit(mlp, two)(A, W), kiln::jit(mlp)(A, W), 1e-12);
+    MatrixXd const At = A.transpose(), Wt = MatrixXd::Random(512, 600);
+    kiln_test::expect_close(kiln::jit(mlp, two)(At, Wt), kiln::jit(mlp)(At, Wt), 1e-12);
+    // Small fixed-size graphs are not split; same results.
+    auto const h = [](auto const& a) { return kiln::matmul(a, a) + a; };
+    Eigen::Matrix3d const S = Eigen::Matrix3d::Random();
+    EXPECT_EQ(kiln::jit(h, two)(S), kiln::jit(h)(S));
+    // With debug_nans, a split node is checked too.
+    auto const lz = [](auto const& x) { return kiln::sum(kiln::log(x) * kiln::log(x)); };
+    kiln::env const checked{.device = kiln::thread_pool(2), .debug_nans = true};
+    MatrixXd Z = (X.array().abs() + 0.1).matrix();
+    EXPECT_NEAR(kiln::jit(lz, checked)(Z), kiln::jit(lz)(Z), 1e-12 * kiln::jit(lz)(Z));
+    Z(999, 699) = -1;
+    EXPECT_EQ(numeric_error_of([&] { kiln::jit(lz, checked)(Z); }),
+              "kiln: debug_nans: NaN in %1 = log %0 : f64[1000,700] at (999,699)");
+}
+
+}  // namespace
