@@ -1,7 +1,9 @@
 // The environment (kiln/env.hpp): the default, a pinned one, the process default and a scoped guard;
 // debug_nans naming the node a NaN or Inf appears in; eager evaluation; a thread pool giving the
 // single-threaded results within 1e-12. And that a graph's type never depends on the environment.
-// Eager evaluation and the thread pool's split code are compiled where these are defined (docs/stages.md).
+// debug_nans, eager evaluation and the thread pool's split code are compiled where these are defined
+// (docs/stages.md).
+#define KILN_DEBUG_NANS
 #define KILN_EAGER
 #define KILN_THREADS
 #include "support.hpp"

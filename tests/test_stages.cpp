@@ -205,8 +205,9 @@ TEST(Stages, OptionalArguments) {
               "k-th std::optional, depth-first, is present)");
 }
 
-// Eager evaluation and the thread pool are compiled in only where KILN_EAGER and KILN_THREADS are defined
-// (test_env.cpp): here, asking for them throws rather than silently evaluating otherwise.
+// debug_nans, eager evaluation and the thread pool are compiled in only where KILN_DEBUG_NANS, KILN_EAGER
+// and KILN_THREADS are defined (test_env.cpp): here, asking for them throws rather than silently
+// evaluating otherwise. A plain environment, pinned or not, evaluates.
 TEST(Stages, EnvFeaturesNotCompiledInThrow) {
     auto const f = [](auto const& x) { return kiln::sum(x); };
     VectorXd const x = VectorXd::Random(3);
@@ -217,7 +218,11 @@ TEST(Stages, EnvFeaturesNotCompiledInThrow) {
               "kiln: env::eager needs KILN_EAGER defined where the graph is compiled (each adds a second evaluation "
               "code path to every graph; docs/stages.md)");
     EXPECT_EQ(message(kiln::env{.device = kiln::thread_pool(2)}).substr(0, 54), "kiln: a thread_pool device needs KILN_THREADS defined ");
-    EXPECT_NEAR(kiln::jit(f, kiln::env{.debug_nans = true})(x), x.sum(), 1e-15);  // always compiled in
+    EXPECT_EQ(message(kiln::env{.debug_nans = true}).substr(0, 57), "kiln: env::debug_nans needs KILN_DEBUG_NANS defined where");
+    EXPECT_NEAR(kiln::jit(f, kiln::env{})(x), x.sum(), 1e-15);
+    kiln::env_guard const guard(kiln::env{.debug_nans = true});
+    EXPECT_EQ(message(kiln::env{.eager = true}).substr(0, 34), "kiln: env::eager needs KILN_EAGER ");  // pinned wins
+    EXPECT_EQ(kiln_test::error_of<std::logic_error>([&] { kiln::jit(f)(x); }, "no logic_error").substr(0, 21), "kiln: env::debug_nans");
 }
 
 }  // namespace

@@ -11,6 +11,12 @@
 //   { kiln::env_guard g(kiln::env{.eager = true}); ... }     // this thread's default, until g ends
 //
 // A jitted or compiled function without a pinned environment evaluates in the current thread's default.
+//
+// What is compiled in: a plain environment (one thread, no checks, not eager) evaluates exactly as if
+// environments did not exist. The other settings each need a second evaluation code path per graph, so they
+// are compiled where these are defined before including kiln; without them, asking for the setting throws
+// std::logic_error naming the macro (docs/stages.md has the measurements):
+//   KILN_DEBUG_NANS   debug_nans          KILN_THREADS   thread_pool devices          KILN_EAGER   eager
 #ifndef KILN_ENV_HPP
 #define KILN_ENV_HPP
 
@@ -51,7 +57,7 @@ inline device thread_pool(int threads) {
 }
 
 struct env {
-    kiln::device device = cpu;
+    kiln::device device{};  // kiln::cpu
     // After each materialised node, check it for NaN and Inf and throw kiln::numeric_error naming the node
     // as as_text() shows it. (Only materialised nodes are seen: a NaN inside a fused expression is found in
     // the node it is fused into; with eager = true every node is materialised.)
@@ -61,19 +67,18 @@ struct env {
     bool eager = false;
 };
 
-// The process-wide default environment. Change it before other threads evaluate graphs.
-inline env& default_env() {
-    static env e;
-    return e;
-}
-
 namespace detail {
+// Plain globals: reading them costs no guard (a function-local static would) and no TLS wrapper call.
+inline env process_env{};
 inline constinit thread_local env const* scoped_env = nullptr;
 }  // namespace detail
 
+// The process-wide default environment. Change it before other threads evaluate graphs.
+inline env& default_env() { return detail::process_env; }
+
 // The environment a call without a pinned one uses: the innermost env_guard of this thread, or the
 // process default.
-inline env const& current_env() { return detail::scoped_env ? *detail::scoped_env : default_env(); }
+inline env const& current_env() { return detail::scoped_env ? *detail::scoped_env : detail::process_env; }
 
 // Sets this thread's default environment until the guard is destroyed (guards nest).
 class env_guard {
