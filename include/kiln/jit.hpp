@@ -247,10 +247,9 @@ class traced {
     static constexpr std::size_t n = detail::size_of<K>;
 
 protected:
-    std::array<detail::extent, n> ext_;
+    std::array<detail::extent, n> ext_;  // every node's extents (lowered reads them too)
 
 private:
-
     template <std::size_t... P>
     static constexpr std::array<std::size_t, sizeof...(P)> make_param_map(std::index_sequence<P...>) {
         return {detail::info<detail::node_of<K, P>>::path::index...};

@@ -530,6 +530,28 @@ auto run_in(env const* e, Args const&... args);
         "docs/stages.md)"));
 }
 
+// Whether some materialised node of K may be split across threads: its extents are dynamic, or fixed and
+// large (materialise_split decides at run time). A loop over a table, not a fold expression.
+template <class K, class Seq = std::make_index_sequence<size_of<K>>>
+struct may_split;
+template <class K, std::size_t... I>
+struct may_split<K, std::index_sequence<I...>> {
+    template <std::size_t J>
+    static constexpr bool node() {
+        using M = meta_at<K, J>;
+        if constexpr (!plan_of<K>.materialise[J]) return false;
+        else if constexpr (!node_eval<K, J>::all_static || M::rows < 0 || M::cols < 0) return true;
+        else return node_eval<K, J>::static_flops() >= parallel_min_work || M::rows * M::cols >= parallel_min_work;
+    }
+    static constexpr bool check() {
+        constexpr bool split[] = {false, may_split::node<I>()...};
+        for (bool s : split)
+            if (s) return true;
+        return false;
+    }
+    static constexpr bool value = check();
+};
+
 // K's graph in a non-plain environment: out of line, so the plain path compiles as if it did not exist.
 template <class K, class... Args>
 [[gnu::noinline]] auto run_in_env(env const& e, Args const&... args) -> decltype(detail::run_in<K>(nullptr, args...)) {
@@ -552,7 +574,13 @@ template <class K, class... Args>
 // Evaluates K's graph on these arguments in environment e.
 template <class K, class... Args>
 auto run(env const& e, Args const&... args) {
-    if (detail::plain(e)) [[likely]]
+#ifdef KILN_THREADS
+    // A pool is no reason to leave the plain path for a graph with no node large enough to split.
+    bool const plain_here = !e.debug_nans && !e.eager && (e.device.pool() == nullptr || !may_split<K>::value);
+#else
+    bool const plain_here = detail::plain(e);
+#endif
+    if (plain_here) [[likely]]
         return detail::run_in<K>(nullptr, args...);
     return detail::run_in_env<K>(e, args...);
 }
