@@ -39,12 +39,8 @@ struct array_info {
     std::string_view dtype;  // "f64", "f32", "i32", "i64", "bool"
     int rank;                // 0 (a scalar) or 2
     long rows, cols;         // 1 x 1 for a scalar
-    // "f64[3,4]", "f64[]"
-    std::string text() const {
-        std::string t(dtype);
-        if (rank == 0) return t.append("[]");
-        return t.append("[").append(std::to_string(rows)).append(",").append(std::to_string(cols)).append("]");
-    }
+    // "f64[3,4]", "f64[]": as as_text() and the errors write shapes
+    std::string text() const { return detail::shape_text(dtype, rank, detail::extent{rows, cols}); }
     friend bool operator==(array_info const&, array_info const&) = default;
 };
 

@@ -52,7 +52,6 @@ struct plan_view {
     std::size_t const* first;
     std::size_t const* edges;
     bool const* shape_edge;
-    int const* uses;
     bool const* materialise;
     std::size_t const* owner;
     bool const* live;
@@ -76,8 +75,7 @@ inline std::vector<std::vector<std::size_t>> fused_into(plan_view const& p) {
             stack.pop_back();
             for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                 if (p.shape_edge[c]) continue;
-                std::size_t v = p.edges[c];
-                while (p.alias[v]) v = p.edges[p.first[v]];
+                std::size_t const v = detail::value_root(p, p.edges[c]);
                 if (p.kind[v] != node_kind::computed || p.materialise[v]) continue;
                 into[v].push_back(j);
                 stack.push_back(v);
@@ -199,6 +197,12 @@ inline std::string plan_dot(plan_view const& p) {
     return dot.append("}\n");
 }
 
+// The bytes of a value of meta M with extents e (a scalar: one element).
+template <class M>
+constexpr double value_bytes(extent e) {
+    return static_cast<double>(sizeof(typename M::scalar)) * (M::rank == 0 ? 1.0 : static_cast<double>(e.rows * e.cols));
+}
+
 // The cost of K's plan at extents ext: constexpr, so it is a constant when every extent is fixed.
 template <class K, std::size_t... I>
 constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_sequence<I...>) {
@@ -206,15 +210,12 @@ constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_s
     constexpr auto& p = plan_of<K>;
     constexpr node_kind kind[] = {node_kind::param, info<node_of<K, I>>::kind...};
     constexpr bool alias[] = {false, is_alias<node_of<K, I>>::value...};
-    constexpr double elem[] = {0.0, static_cast<double>(sizeof(typename meta_at<K, I>::scalar))...};
-    constexpr int rank[] = {0, meta_at<K, I>::rank...};
     double const flops[] = {0.0, [&] {
                                 if constexpr (info<node_of<K, I>>::kind == node_kind::computed) return node_eval<K, I>::flops(ext);
                                 else return 0.0;
                             }()...};
-    auto bytes = [&](std::size_t i) {
-        return rank[i + 1] == 0 ? elem[i + 1] : elem[i + 1] * static_cast<double>(ext[i].rows * ext[i].cols);
-    };
+    double const value_bytes[] = {0.0, detail::value_bytes<meta_at<K, I>>(ext[I])...};
+    auto bytes = [&](std::size_t i) { return value_bytes[i + 1]; };
     cost c{};
     std::array<std::size_t, n * max_recomputing_users + 1> stack{};
     std::array<std::size_t, n> read_by{};
@@ -283,8 +284,7 @@ class lowered : public traced<K> {
     std::string render(bool dot, std::index_sequence<I...>) const {
         std::string const heads[] = {std::string(), detail::node_head<K, I>()...};
         std::string const shapes[] = {std::string(), detail::shape_text<detail::meta_at<K, I>>(ext_[I])...};
-        double const bytes[] = {0.0, (detail::meta_at<K, I>::rank == 0 ? 1.0 : static_cast<double>(ext_[I].rows * ext_[I].cols)) *
-                                         static_cast<double>(sizeof(typename detail::meta_at<K, I>::scalar))...};
+        double const bytes[] = {0.0, detail::value_bytes<detail::meta_at<K, I>>(ext_[I])...};
         detail::node_kind const kind[] = {detail::node_kind::param, detail::info<detail::node_of<K, I>>::kind...};
         bool const alias[] = {false, detail::is_alias<detail::node_of<K, I>>::value...};
         detail::plan_view const view{n,
@@ -299,7 +299,6 @@ class lowered : public traced<K> {
                                      plan.first.data(),
                                      plan.edges.data(),
                                      plan.shape_edge.data(),
-                                     plan.uses.data(),
                                      plan.materialise.data(),
                                      plan.owner.data(),
                                      plan.live.data(),
@@ -335,18 +334,6 @@ public:
 };
 
 namespace detail {
-// The position among all lowered arguments of the D-th one that is passed (not static).
-template <class Args, std::size_t D>
-constexpr std::size_t passed_position() {
-    constexpr std::size_t count = boost::mp11::mp_size<Args>::value;
-    constexpr auto statics = []<std::size_t... I>(std::index_sequence<I...>) {
-        return std::array<bool, sizeof...(I) + 1>{static_kind<boost::mp11::mp_at_c<Args, I>>..., false};
-    }(std::make_index_sequence<count>{});
-    std::size_t seen = 0;
-    for (std::size_t i = 0; i < count; ++i)
-        if (!statics[i] && seen++ == D) return i;
-    return count;
-}
 template <class R>
 using rule_type = typename R::type;
 
