@@ -320,6 +320,58 @@ struct compiled_argument_count {
                   "counts are the template arguments of kiln::diagnostic::compiled_argument_count below");
 };
 
+// vmap (kiln/vmap.hpp).
+template <class Argument, class Axis>
+struct vmap_scalar_argument {
+    static_assert(detail::fails<Argument, Axis>,
+                  "kiln: vmap cannot map over an axis of a scalar: give this argument kiln::none in kiln::in_axes "
+                  "to pass it unmapped; the argument (index, then path inside the pytree) and the axis are the "
+                  "template arguments of kiln::diagnostic::vmap_scalar_argument below");
+};
+
+template <class Argument, class ValueType>
+struct vmap_unmapped_leaf {
+    static_assert(detail::fails<Argument, ValueType>,
+                  "kiln: vmap maps tensors only, and this leaf of a mapped argument is not one (a compile-time "
+                  "value, a string, an absent optional): give the argument kiln::none in kiln::in_axes; the "
+                  "argument (index, then path) and what the function received are the template arguments of "
+                  "kiln::diagnostic::vmap_unmapped_leaf below");
+};
+
+template <class Primitive, class PerExampleResult>
+struct vmap_batched_rank {
+    static_assert(detail::fails<Primitive, PerExampleResult>,
+                  "kiln: vmap: this value would have rank 3 once batched (a matrix per example); kiln's values "
+                  "have rank 0 or 2, so only scalars and vectors can be batched: reduce it to a vector per "
+                  "example, or map a loop of jit(f) instead; the primitive and the shape of one example's "
+                  "result are the template arguments of kiln::diagnostic::vmap_batched_rank below");
+};
+
+template <class Primitive, class... Operands>
+struct vmap_no_rule {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: vmap: this primitive has no batching rule for these operands (see docs/vmap.md for the "
+                  "primitives that have one); the primitive and each operand's per-example shape are the template "
+                  "arguments of kiln::diagnostic::vmap_no_rule below");
+};
+
+template <class Kind, class Given, class Expected>
+struct vmap_axes_count {
+    static_assert(detail::fails<Kind, Given, Expected>,
+                  "kiln: kiln::in_axes takes one axis per argument, and kiln::out_axes one per output leaf (or a "
+                  "single axis for all of them); which list, the given and the expected counts are the template "
+                  "arguments of kiln::diagnostic::vmap_axes_count below");
+};
+
+struct in_axes_list {};
+struct out_axes_list {};
+
+template <class InAxes>
+struct vmap_nothing_mapped {
+    static_assert(detail::fails<InAxes>,
+                  "kiln: vmap needs at least one mapped argument: every entry of kiln::in_axes is kiln::none");
+};
+
 }  // namespace diagnostic
 }  // namespace kiln
 

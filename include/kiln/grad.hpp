@@ -79,10 +79,16 @@ struct is_std_pair<std::pair<A, B>> : std::true_type {};
 // ---------------------------------------------------------------------------------------------------
 // `valid` says the same as `ok` without raising anything: conditions of `if constexpr` must not read a
 // diagnostic's `ok` (clang then instantiates both branches, with errors of their own).
+// What a leaf that cannot be bound raises, per transform (vmap has its own: kiln/vmap.hpp).
+template <class Tag>
+struct unbindable_leaf {
+    template <class Where, class V>
+    using diagnostic = diagnostic::not_differentiable<Where, V>;
+};
 template <class Tag, class V, std::size_t Leaf, class Where, class = void>
 struct bind {
     static constexpr bool valid = false;
-    static constexpr bool ok = raise_if<true, diagnostic::not_differentiable, Where, V>::ok;
+    static constexpr bool ok = raise_if<true, unbindable_leaf<Tag>::template diagnostic, Where, V>::ok;
     static constexpr std::size_t leaves = 0;
     using type = V;
     using wrt = mp_list<>;

@@ -6,9 +6,11 @@
 #ifndef KILN_DETAIL_REDUCTION_HPP
 #define KILN_DETAIL_REDUCTION_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/node.hpp>
+#include <kiln/ops/cast.hpp>
 
 #include <cmath>
 #include <cstdint>
@@ -40,6 +42,23 @@ inline constexpr keepdims_t<Keep> keepdims{};
 namespace detail {
 
 inline constexpr int all_axes = -1;
+
+// The same reduction primitive along another axis (for batching): sum_p<A0, K0> -> sum_p<A, K>.
+template <class P, int A, bool K>
+struct along_axis_of;
+template <template <int, bool> class T, int A0, bool K0, int A, bool K>
+struct along_axis_of<T<A0, K0>, A, K> {
+    using type = T<A, K>;
+};
+template <template <int> class T, int A0, int A, bool K>
+struct along_axis_of<T<A0>, A, K> {
+    using type = T<A>;
+};
+
+// Whether a reduction along Axis (all_axes: everything) of a value shaped like M reduces one element.
+template <class M, int Axis>
+inline constexpr bool reduces_one_element =
+    Axis == all_axes ? (M::rows == 1 && M::cols == 1) : Axis == 0 ? M::rows == 1 : M::cols == 1;
 
 // The dtype a reduction computes and returns: f64 for integers when the reduction needs a floating
 // result (mean), bool kept when the reduction is closed on bools (max and min are JAX's any and all),
@@ -130,6 +149,19 @@ struct reduction {
     }
 
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
+
+    // Batching (detail/batching.hpp): one example is a scalar or a vector, so reducing it is reducing the
+    // batch along its other axis, one result per example; where one element per example is reduced, the
+    // result is that element.
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        using E = meta_of_tracer<typename X::example>;
+        using R = typename rule<E>::scalar;
+        if constexpr (reduces_one_element<E, Axis>)
+            return batched<X::axis>(kiln::cast<R>(typename X::phys{}));
+        else
+            return batched<X::axis>(make_node<typename along_axis_of<Derived, 1 - X::axis, true>::type, typename X::phys>());
+    }
 
     // For derivative rules: g, shaped like the result, spread back over the reduced axis to x's shape.
     static constexpr auto spread(auto g, auto x) {
@@ -276,6 +308,18 @@ struct normalisation {
     }
 
     static constexpr std::string_view attrs() { return Axis == 0 ? "axes=(0,)" : "axes=(1,)"; }
+
+    // Batching (detail/batching.hpp): along the batch's other axis, one example per row or column; along
+    // an axis with one element per example the result is Derived::of_one_element (softmax 1, log_softmax 0).
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        using E = meta_of_tracer<typename X::example>;
+        using R = typename rule<E>::scalar;
+        if constexpr (reduces_one_element<E, Axis>)
+            return batched<X::axis>(full_like(kiln::cast<R>(typename X::phys{}), c<R(Derived::of_one_element)>));
+        else
+            return batched<X::axis>(make_node<typename along_axis_of<Derived, 1 - X::axis, true>::type, typename X::phys>());
+    }
 
     // Writes into dst (resized to x's extent) and returns the array to read x from: x itself when it reads
     // memory directly, else dst holding x's value (evaluated once, so the primitive can read it twice).

@@ -5,9 +5,13 @@
 #ifndef KILN_OPS_DOT_HPP
 #define KILN_OPS_DOT_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/matmul.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/sum.hpp>
 
 #include <cstdint>
 #include <cstddef>
@@ -74,6 +78,17 @@ struct dot_p {
     static constexpr auto jvp(auto t, auto, auto a, auto b) {
         if constexpr (K == 0) return dot(t, b);
         else return dot(a, t);
+    }
+    // Batching (detail/batching.hpp): both batched, an elementwise product summed along the batch's rows;
+    // one batched, a matrix-vector product.
+    template <class A, class B>
+    static constexpr auto batch(auto, A a, B b) {
+        if constexpr (A::axis >= 0 && B::axis >= 0)
+            return detail::batched<0>(kiln::sum(detail::at_axis<0>(a) * detail::at_axis<0>(b), axis<1>));
+        else if constexpr (A::axis >= 0)
+            return detail::batched<0>(kiln::matmul(detail::at_axis<0>(a), detail::oriented<1>(typename B::phys{})));
+        else
+            return detail::batched<0>(kiln::matmul(detail::at_axis<0>(b), detail::oriented<1>(typename A::phys{})));
     }
 };
 }  // namespace ops

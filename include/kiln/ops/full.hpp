@@ -17,8 +17,10 @@
 #define KILN_OPS_FULL_HPP
 
 #include <kiln/constant.hpp>
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
+#include <kiln/ops/cast.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -69,6 +71,33 @@ struct full_p : detail::derivative_through_operand_0 {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+
+    // Batching (detail/batching.hpp): a fill that is the same for every example takes the batch's shape
+    // from the batched x of full_like(x, v); a fill batched per example is stretched over one example's
+    // shape (one row or column of the batch each).
+    template <class V, class... L>
+    static constexpr auto batch(auto, V, L...) {
+        using S = scalar_of<detail::meta_of_tracer<typename V::example>>;
+        if constexpr (V::axis < 0) {
+            using P = detail::meta_of_tracer<boost::mp11::mp_front<detail::mp_list<typename L::phys...>>>;
+            return detail::batched<L::axis...>(
+                detail::make_node<full_p<2, P::rows, P::cols, T, Weak>, typename V::phys, typename L::phys...>());
+        } else if constexpr (Rank == 0) {
+            return detail::batched<V::axis>(kiln::cast<S>(typename V::phys{}));
+        } else {
+            constexpr int B = V::axis;
+            auto const zeros = [] {
+                if constexpr (sizeof...(L) == 0) {
+                    return detail::oriented<B>(detail::make_node<full_p<2, Rows, Cols, S, false>, tracer<detail::constant<S(0)>>>());
+                } else {
+                    using Z = decltype(detail::at_axis<B>(L{}...));
+                    using M = detail::meta_of_tracer<Z>;
+                    return detail::make_node<full_p<2, M::rows, M::cols, S, false>, tracer<detail::constant<S(0)>>, Z>();
+                }
+            }();
+            return detail::batched<B>(kiln::cast<S>(detail::at_axis<B>(V{}) + zeros));
+        }
+    }
 };
 }  // namespace ops
 

@@ -15,6 +15,7 @@ namespace ops {
 template <int Axis>
 struct log_softmax_p : detail::normalisation<log_softmax_p<Axis>, Axis> {
     static constexpr std::string_view name = "log_softmax";
+    static constexpr int of_one_element = 0;  // the result along an axis of one element
 
     // One pass for the maxima, one for log(sum(exp(x - m))), one writing (x - m) - that: x is read three
     // times and the result written once.

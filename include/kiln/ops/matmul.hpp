@@ -4,8 +4,11 @@
 #ifndef KILN_OPS_MATMUL_HPP
 #define KILN_OPS_MATMUL_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/sum.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -85,6 +88,23 @@ struct matmul_p {
     static constexpr auto jvp(auto t, auto, auto a, auto b) {
         if constexpr (K == 0) return matmul(t, b);
         else return matmul(a, t);
+    }
+    // Batching (detail/batching.hpp): a batch of rows times a matrix is one matrix product, and so is a
+    // matrix times a batch of columns; a row times a column, both batched, is a dot product per example
+    // (an elementwise product summed along the batch's rows). What is left, with the example a vector,
+    // has a one-element side: an elementwise product.
+    template <class A, class B>
+    static constexpr auto batch(auto, A a, B b) {
+        using MA = detail::meta_of_tracer<typename A::example>;
+        using MB = detail::meta_of_tracer<typename B::example>;
+        if constexpr (A::axis >= 0 && B::axis < 0 && MA::rows == 1)
+            return detail::batched<0>(matmul(detail::at_axis<0>(a), typename B::phys{}));
+        else if constexpr (A::axis < 0 && B::axis >= 0 && MB::cols == 1)
+            return detail::batched<1>(matmul(typename A::phys{}, detail::at_axis<1>(b)));
+        else if constexpr (A::axis >= 0 && B::axis >= 0 && MA::rows == 1 && MB::cols == 1)
+            return detail::batched<0>(kiln::sum(detail::at_axis<0>(a) * detail::at_axis<0>(b), axis<1>));
+        else
+            return detail::batch_pointwise<mul_p>(a, b);
     }
 };
 }  // namespace ops

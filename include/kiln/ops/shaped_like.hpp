@@ -12,6 +12,7 @@
 #ifndef KILN_OPS_SHAPED_LIKE_HPP
 #define KILN_OPS_SHAPED_LIKE_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
@@ -70,6 +71,13 @@ struct shaped_like_p : detail::derivative_through_operand_0 {
         return d;
     }
     static constexpr double flops(detail::extent, auto...) { return 0; }
+
+    // Batching (detail/batching.hpp): the derivative's batched value, still checked against the batched
+    // shapes of the others (read for their extents only); typed by its own batched shape.
+    template <class D, class... Y>
+    static constexpr auto batch(auto, D, Y...) {
+        return detail::batched<D::axis>(detail::make_node<shaped_like_p<false>, typename D::phys, typename Y::phys...>());
+    }
 };
 }  // namespace ops
 }  // namespace kiln

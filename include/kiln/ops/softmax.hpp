@@ -15,6 +15,7 @@ namespace ops {
 template <int Axis>
 struct softmax_p : detail::normalisation<softmax_p<Axis>, Axis> {
     static constexpr std::string_view name = "softmax";
+    static constexpr int of_one_element = 1;  // the result along an axis of one element
 
     // One pass for the maxima, one writing exp(x - m), one for the sums, one scaling by their inverses.
     template <class A, class Dst, class X>

@@ -4,6 +4,7 @@
 #ifndef KILN_OPS_TRANSPOSE_HPP
 #define KILN_OPS_TRANSPOSE_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 
 #include <cstddef>
@@ -45,6 +46,12 @@ struct transpose_p {
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto, auto) {
         return transpose(t);
+    }
+    // Batching (detail/batching.hpp): an example's transpose has its elements in the same order, and the
+    // batch holds each example flattened, so the batch is unchanged.
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        return detail::batched<X::axis>(typename X::phys{});
     }
 };
 }  // namespace ops

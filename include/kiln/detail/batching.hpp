@@ -1,0 +1,257 @@
+// vmap on the static graph: the batched graph of a function, built at compile time from the graph of one
+// example, one primitive at a time, as JAX's batching interpreter does (kiln/vmap.hpp is the front end).
+//
+// The function given to vmap is traced on *slots*: one example of each mapped argument (a row or a column
+// of a matrix, an element of a vector), nodes `vmap_slot_p<Axis>` whose operand is the whole argument.
+// Then one pass in topological order gives each node of that per-example graph its batched form:
+// - a node that does not depend on a slot is the same for every example: it stays as it is;
+// - a slot becomes its operand, batched along the slot's axis;
+// - any other node is rebuilt by its primitive's batching rule, from its operands' batched forms.
+//
+// A batched value is a matrix with one example per row (batch axis 0) or per column (axis 1), each example
+// flattened: kiln's values have rank 0 or 2, so an example must be a scalar or a vector (of either
+// orientation; its orientation is the per-example graph's business, the layout is only "one example per
+// row" or "per column"). A node whose example would be a matrix is a kiln: error (vmap_batched_rank).
+//
+// A primitive's batching rule (in its own file) is
+//   static constexpr auto batch(auto y, auto... x);
+// where y is the per-example node (a tracer: its dtype and shape are one example's) and each x a
+// batch_operand: `axis` (0, 1, or -1 when the operand is the same for every example), `phys` (the
+// operand's batched value, a tracer; for axis -1 the operand itself) and `example` (the per-example
+// operand, for its shape). It returns batched<Axis>(value): the result and its batch axis (-1: the same
+// for every example). Pointwise primitives (elementwise ones, casts, comparisons, where) need no rule of
+// their own: batch_pointwise lays their operands out along one batch axis and applies the primitive.
+//
+// Each node's batched form is a class template instantiated once per (pass, node), in topological order
+// by one pack expansion, so nothing recurses through the graph.
+#ifndef KILN_DETAIL_BATCHING_HPP
+#define KILN_DETAIL_BATCHING_HPP
+
+#include <kiln/detail/make.hpp>
+#include <kiln/detail/meta.hpp>
+#include <kiln/detail/node.hpp>
+#include <kiln/detail/structural.hpp>
+#include <kiln/errors.hpp>
+#include <kiln/traced.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+
+#include <cstddef>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+namespace kiln {
+namespace detail {
+// The shape of one example of a value mapped along Axis: a row (Axis 0) or a column (Axis 1) of it, or a
+// scalar where that row or column has one element (the elements of a vector).
+template <class A, int Axis>
+struct example_shape {
+    static constexpr long rows = Axis == 0 ? 1 : A::rows, cols = Axis == 0 ? A::cols : 1;
+    static constexpr int rank = (rows == 1 && cols == 1) ? 0 : 2;
+};
+}  // namespace detail
+
+namespace ops {
+// One example of a mapped argument: row i (Axis 0) or column i (Axis 1) of its operand, as the function
+// given to vmap sees it. A placeholder of the per-example graph: the batching pass replaces it by its
+// operand, so it is never evaluated. IR: `vmap_slot[axis=0] %0`.
+template <int Axis>
+struct vmap_slot_p {
+    static_assert(Axis == 0 || Axis == 1);
+    static constexpr std::string_view name = "vmap_slot";
+    static constexpr int axis_value = Axis;
+    static constexpr std::string_view attrs() { return Axis == 0 ? "axis=0" : "axis=1"; }
+
+    template <class A>
+    struct rule : detail::structural_rule<typename A::scalar, A::weak, detail::example_shape<A, Axis>::rank,
+                                          detail::example_shape<A, Axis>::rows, detail::example_shape<A, Axis>::cols> {
+        static constexpr bool checked = detail::raise_if<(A::rank == 0), diagnostic::vmap_scalar_argument,
+                                                         typename A::origin, std::integral_constant<int, Axis>>::ok;
+    };
+
+    template <class A>
+    static constexpr detail::shape_check shape(detail::extent a) {
+        return {Axis == 0 ? detail::extent{1, a.cols} : detail::extent{a.rows, 1}};
+    }
+    static constexpr double flops(detail::extent, detail::extent) { return 0; }
+};
+}  // namespace ops
+
+namespace detail {
+// A slot names its argument in diagnostics about the per-example graph (a fixed-size shape mismatch).
+template <int Axis, class Child>
+struct origin_of<ops::vmap_slot_p<Axis>, Child> {
+    using type = typename info<Child>::origin;
+};
+
+// ---------------------------------------------------------------------------------------------------
+// What batching rules receive and return.
+// ---------------------------------------------------------------------------------------------------
+template <int Axis, class Phys, class Example>
+struct batch_operand {
+    static constexpr int axis = Axis;
+    using phys = Phys;
+    using example = Example;
+};
+
+template <int Axis, class Value>
+struct batch_result {
+    static constexpr int axis = Axis;
+    using value = Value;
+};
+// A rule's result: value, batched along Axis (-1: the same for every example).
+template <int Axis, class Value>
+constexpr batch_result<Axis, Value> batched(Value const&) {
+    return {};
+}
+
+// Whether one example of this shape can be batched: a scalar or a vector (one extent statically 1).
+template <class M>
+inline constexpr bool vector_like = M::rank == 0 || M::rows == 1 || M::cols == 1;
+
+// An operand that is the same for every example, laid out to broadcast against values batched along B
+// (one example per row for B = 0): a vector as a row for B = 0, as a column for B = 1; a scalar or
+// anything else as it is.
+template <int B, class X>
+constexpr auto oriented(X const& x) {
+    using M = meta_of_tracer<X>;
+    if constexpr (M::rank == 0) return x;
+    else if constexpr (B == 0 && M::rows != 1 && M::cols == 1) return transpose(x);
+    else if constexpr (B == 1 && M::cols != 1 && M::rows == 1) return transpose(x);
+    else return x;
+}
+
+// (transpose is found by argument-dependent lookup on the tracer, in namespace kiln: ops/transpose.hpp
+// includes this file.)
+// Operand `op` batched along B: its batched value, transposed when it is batched along the other axis, or
+// for an operand that is the same for every example, that value oriented to broadcast (above).
+template <int B, class Op>
+constexpr auto at_axis(Op) {
+    if constexpr (Op::axis < 0) return detail::oriented<B>(typename Op::phys{});
+    else if constexpr (Op::axis == B) return typename Op::phys{};
+    else return transpose(typename Op::phys{});
+}
+
+// The batch axis of the first batched operand.
+template <class... Ops>
+constexpr int first_axis() {
+    int axis = -1;
+    [[maybe_unused]] bool const found[] = {false, (axis < 0 && Ops::axis >= 0 ? (axis = Ops::axis, true) : false)...};
+    return axis;
+}
+
+// The rule of pointwise primitives: every operand laid out along the first batched operand's axis, then
+// the primitive itself (its broadcasting does the rest: an example's scalar is one column of the batch).
+template <class P, class... Ops>
+constexpr auto batch_pointwise(Ops... ops) {
+    constexpr int B = detail::first_axis<Ops...>();
+    return batched<B>(make_node<P, decltype(detail::at_axis<B>(ops))...>());
+}
+
+// The length of one example (a scalar or a vector).
+template <class M>
+constexpr long example_length() {
+    if constexpr (M::rank == 0) return 1;
+    else if constexpr (M::rows == 1) return M::cols;
+    else return M::rows;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The pass.
+// ---------------------------------------------------------------------------------------------------
+// A node's batched form: Expr batched along Axis, or for Axis -1 the node for every example (the node
+// itself, or the node rebuilt on operands that a rule rewrote without batching them).
+template <int Axis, class Expr>
+struct bat {
+    static constexpr int axis = Axis;
+    using expr = Expr;
+};
+
+template <class P>
+struct has_batch_rule_of {
+    template <class Y, class... Ops>
+    static constexpr bool value = requires { P::batch(Y{}, Ops{}...); };
+};
+
+// Node N (primitive P) on the batched operands Ops: its rule's result, or a kiln: diagnostic.
+template <class N, class... Ops>
+struct batch_rule;
+template <class P, class... Ch, class... Ops>
+struct batch_rule<node<P, Ch...>, Ops...> {
+    using N = node<P, Ch...>;
+    using I = info<N>;
+    static constexpr bool fits = vector_like<I>;
+    static constexpr bool has_rule = has_batch_rule_of<P>::template value<tracer<N>, Ops...>;
+    static constexpr bool pointwise = I::pointwise;
+    static constexpr bool ok =
+        raise_if<!fits, diagnostic::vmap_batched_rank, P, operand_description<typename I::operand_meta>>::ok &&
+        raise_if<(fits && !has_rule && !pointwise), diagnostic::vmap_no_rule, P,
+                 operand_description<typename info<Ch>::operand_meta>...>::ok;
+    struct by_rule {
+        using type = decltype(P::batch(tracer<N>{}, Ops{}...));
+    };
+    struct by_pointwise {
+        using type = decltype(detail::batch_pointwise<P>(Ops{}...));
+    };
+    struct failed {
+        using type = batch_result<-1, tracer<N>>;
+    };
+    using result = typename std::conditional_t<
+        (fits && has_rule), by_rule, std::conditional_t<(fits && pointwise && ok), by_pointwise, failed>>::type;
+    using type = bat<result::axis, typename result::value::kiln_expr>;
+};
+
+// D: `nodes` (the per-example graph, topologically ordered), `map` (their index_map), `slots` (the set of
+// this vmap's slot nodes).
+template <class D, std::size_t I, class N = boost::mp11::mp_at_c<typename D::nodes, I>>
+struct batched_at {
+    using type = bat<-1, N>;  // a parameter or a constant: the same for every example
+};
+template <class D, std::size_t I, class P, class... Ch>
+struct batched_at<D, I, node<P, Ch...>> {
+    using N = node<P, Ch...>;
+    template <class C>
+    using of = typename batched_at<D, position_in<C, typename D::map>::value>::type;
+    struct slot {  // a slot of this vmap: its operand, batched along its axis
+        using type = bat<P::axis_value, Ch...>;
+    };
+    struct by_rule {
+        using type = typename batch_rule<N, batch_operand<of<Ch>::axis, tracer<typename of<Ch>::expr>, tracer<Ch>>...>::type;
+    };
+    struct rebuilt {
+        using type = bat<-1, typename make_node<P, tracer<typename of<Ch>::expr>...>::kiln_expr>;
+    };
+    static constexpr bool any_batched = ((of<Ch>::axis >= 0) || ...);
+    static constexpr bool any_rewritten = (!std::is_same_v<typename of<Ch>::expr, Ch> || ...);
+    using type = typename std::conditional_t<
+        in_set<N, typename D::slots>::value, slot,
+        std::conditional_t<any_batched, by_rule, std::conditional_t<any_rewritten, rebuilt, std::type_identity<bat<-1, N>>>>>::type;
+};
+
+template <class D, class Seq = std::make_index_sequence<boost::mp11::mp_size<typename D::nodes>::value>>
+struct all_batched;
+template <class D, std::size_t... J>
+struct all_batched<D, std::index_sequence<J...>> {
+    using type = mp_list<typename batched_at<D, J>::type...>;
+};
+
+// The batched forms of the per-example graph of Outputs, whose slots are Slots: of<O> for an output O.
+template <class Outputs, class Slots>
+struct batching_pass;
+template <class... Outputs, class... Slots>
+struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
+    struct desc {
+        using nodes = typename topo_union_all<typename info<Outputs>::topo...>::type;
+        using map = index_map<nodes>;
+        using slots = inherit_set<Slots...>;
+    };
+    using forced = typename all_batched<desc>::type;
+    template <class O>
+    using of = boost::mp11::mp_at_c<forced, position_in<O, typename desc::map>::value>;
+};
+
+}  // namespace detail
+}  // namespace kiln
+
+#endif
