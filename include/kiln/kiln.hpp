@@ -66,5 +66,6 @@
 #include <kiln/jit.hpp>
 #include <kiln/stages.hpp>
 #include <kiln/grad.hpp>
+#include <kiln/vmap.hpp>
 
 #endif
