@@ -9,6 +9,7 @@
 #define KILN_OPS_CONCATENATE_HPP
 
 #include <kiln/detail/eigen.hpp>
+#include <kiln/detail/batch_spread.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 #include <kiln/ops/slice.hpp>
@@ -86,6 +87,15 @@ struct concatenate_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+    // Batching (detail/batching.hpp): a vector per example, joined from vectors (or 1 x 1 values) end to
+    // end, is the batches joined across the batch axis (an operand the same for every example repeated).
+    template <class... X>
+    static constexpr auto batch(auto y, X... x) {
+        using T = typename detail::meta_of_tracer<decltype(y)>::scalar;
+        using Ref = typename detail::first_batched<X...>::type;
+        constexpr int B = Ref::axis;
+        return detail::batched<B>(detail::make_node<concatenate_p<1 - B>, decltype(detail::spread_at<B, T, Ref>(x))...>());
+    }
     // Reverse: operand K's block of the cotangent (its offset and extent along the axis must be fixed);
     // forward: the tangent among zeros of the other operands' shapes.
     template <std::size_t K, class... X>

@@ -12,7 +12,9 @@
 #ifndef KILN_OPS_MATRIX_HPP
 #define KILN_OPS_MATRIX_HPP
 
+#include <kiln/detail/batch_spread.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/concatenate.hpp>
 #include <kiln/detail/structural.hpp>
 
 #include <cstddef>
@@ -52,6 +54,14 @@ struct matrix_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
+    // Batching (detail/batching.hpp): a vector of scalars per example is one column per scalar, side by
+    // side (a scalar the same for every example is repeated down its column).
+    template <class... S>
+    static constexpr auto batch(auto y, S... s) {
+        using T = typename detail::meta_of_tracer<decltype(y)>::scalar;
+        using Ref = typename detail::first_batched<S...>::type;
+        return detail::batched<0>(detail::make_node<concatenate_p<1>, decltype(detail::spread_at<0, T, Ref>(s))...>());
+    }
     // Operand K (row-major) is element (K / Cols, K % Cols): reverse reads it from the cotangent, forward
     // places its tangent there among zeros.
     template <std::size_t K>

@@ -7,6 +7,7 @@
 #ifndef KILN_OPS_PAD_HPP
 #define KILN_OPS_PAD_HPP
 
+#include <kiln/detail/batch_spread.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 #include <kiln/ops/dynamic_slice.hpp>
@@ -53,6 +54,19 @@ struct pad_p {
             dst.block(R0, C0, g.rows(), g.cols()) = g;
     }
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
+    // Batching (detail/batching.hpp): an example is a vector, so g goes at an offset along its elements:
+    // along the batch's columns (one example per row) or rows.
+    template <class G, class L>
+    static constexpr auto batch(auto y, G, L) {
+        using E = detail::meta_of_tracer<typename L::example>;
+        constexpr long offset = E::rows != 1 ? R0 : C0;
+        using Ref = typename detail::first_batched<G, L>::type;
+        constexpr int B = Ref::axis;
+        using T = typename detail::meta_of_tracer<decltype(y)>::scalar;
+        return detail::batched<B>(detail::make_node<pad_p<(B == 0 ? 0 : offset), (B == 0 ? offset : 0)>,
+                                                    decltype(detail::spread_at<B, T, Ref>(G{})),
+                                                    decltype(detail::spread_at<B, T, Ref>(L{}))>());
+    }
 
     // Reverse: the block of the cotangent where g was written. An extent of g that is dynamic is the whole
     // of `like`'s from 0 (the slice that pad is the derivative of took it whole), so it is sliced whole.

@@ -9,6 +9,7 @@
 #ifndef KILN_OPS_RESHAPE_HPP
 #define KILN_OPS_RESHAPE_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
@@ -70,6 +71,12 @@ struct reshape_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    // Batching (detail/batching.hpp): an example and its reshape are vectors with their elements in the
+    // same order, so the batch is unchanged.
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        return detail::batched<X::axis>(typename X::phys{});
+    }
     // Reverse: reshaped back to the operand's fixed shape; forward: the same reshape.
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto x) {

@@ -40,6 +40,12 @@ struct size_p {
         else return x.ext.rows * x.ext.cols;
     }
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    // Batching (detail/batching.hpp): what is not fixed of an example's extents is its length, the batch's
+    // extent across the batch axis; the same for every example.
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        return detail::batched<-1>(detail::make_node<size_p<1 - X::axis>, typename X::phys>());
+    }
 
     template <std::size_t K>
     static constexpr auto vjp(auto, auto, auto) {

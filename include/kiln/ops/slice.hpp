@@ -12,6 +12,7 @@
 #ifndef KILN_OPS_SLICE_HPP
 #define KILN_OPS_SLICE_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
@@ -93,6 +94,20 @@ struct slice_p {
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto, auto) {
         return detail::make_node<slice_p, decltype(t)>();
+    }
+    // Batching (detail/batching.hpp): an example is a vector, so its slice is a range of its elements: the
+    // same range of the batch's columns (one example per row) or rows (one per column).
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        using E = detail::meta_of_tracer<typename X::example>;
+        using P = detail::meta_of_tracer<typename X::phys>;
+        constexpr bool column = E::rows != 1;  // the example's elements are its rows
+        constexpr long start = column ? R0 : C0, count = column ? NR : NC;
+        if constexpr (count == detail::whole)
+            return detail::batched<X::axis>(typename X::phys{});
+        else
+            return detail::batched<X::axis>(
+                detail::make_node<typename detail::slice_along<1 - X::axis, start, count, P>::type, typename X::phys>());
     }
 };
 

@@ -5,6 +5,7 @@
 #ifndef KILN_OPS_SQUEEZE_HPP
 #define KILN_OPS_SQUEEZE_HPP
 
+#include <kiln/detail/batching.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/structural.hpp>
 
@@ -43,6 +44,12 @@ struct squeeze_p {
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
     // The 1 x 1 operand's cotangent is the scalar's (the passes fill it out to 1 x 1).
+    // Batching (detail/batching.hpp): a 1 x 1 example and its scalar are one element each: the batch is
+    // unchanged.
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        return detail::batched<X::axis>(typename X::phys{});
+    }
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto) {
         return ct;
