@@ -116,12 +116,14 @@ template <class InAxes>
 struct in_axes_codes;
 template <auto... A>
 struct in_axes_codes<in_axes_t<A...>> {
-    static constexpr int codes[] = {axis_code<A>()...};
     static constexpr std::size_t size = sizeof...(A);
-    static constexpr int of(std::size_t i) { return size == 1 ? codes[0] : i < size ? codes[i] : -1; }
+    static constexpr int of(std::size_t i) {
+        int const codes[] = {axis_code<A>()...};
+        return size == 1 ? codes[0] : i < size ? codes[i] : -1;
+    }
     static constexpr bool any_mapped(std::size_t num_args) {
         for (std::size_t i = 0; i < (size == 1 ? num_args : size); ++i)
-            if (of(i) >= 0) return true;
+            if (in_axes_codes::of(i) >= 0) return true;
         return false;
     }
 };

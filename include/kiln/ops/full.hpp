@@ -86,7 +86,7 @@ struct full_p : detail::derivative_through_operand_0 {
             return detail::batched<V::axis>(kiln::cast<S>(typename V::phys{}));
         } else {
             constexpr int B = V::axis;
-            auto const zeros = [] {
+            auto const zeros = [&] {
                 if constexpr (sizeof...(L) == 0) {
                     return detail::oriented<B>(detail::make_node<full_p<2, Rows, Cols, S, false>, tracer<detail::constant<S(0)>>>());
                 } else {
