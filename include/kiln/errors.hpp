@@ -358,13 +358,12 @@ struct vmap_no_rule {
 template <class Kind, class Given, class Expected>
 struct vmap_axes_count {
     static_assert(detail::fails<Kind, Given, Expected>,
-                  "kiln: kiln::in_axes takes one axis per argument, and kiln::out_axes one per output leaf (or a "
-                  "single axis for all of them); which list, the given and the expected counts are the template "
-                  "arguments of kiln::diagnostic::vmap_axes_count below");
+                  "kiln: kiln::in_axes takes one axis per argument (or a single axis for all of them); which list, "
+                  "the given and the expected counts are the template arguments of kiln::diagnostic::vmap_axes_count "
+                  "below");
 };
 
 struct in_axes_list {};
-struct out_axes_list {};
 
 template <class InAxes>
 struct vmap_nothing_mapped {

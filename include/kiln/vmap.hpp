@@ -180,7 +180,7 @@ struct vmap_trace {
             using ref = boost::mp11::mp_front<typename all::slots>;
             using S = typename info<O>::scalar;
             static auto make() {
-                if constexpr (!vector_like<info<O>>) {
+                if constexpr (b::axis < 0 && !vector_like<info<O>>) {
                     static_cast<void>(raise_if<true, diagnostic::vmap_batched_rank, Self,
                                                operand_description<typename info<O>::operand_meta>>::ok);
                     return tracer<constant<0>>{};
@@ -207,7 +207,8 @@ struct vmap_trace {
         } else {
             using outs = output_nodes<result>;
             using pass = batching_pass<outs, typename all::slots>;
-            return typename rebuild<result, leaf_of<pass>::template leaf>::type{};
+            if constexpr (!pass::valid) return static_cast<void>(pass::ok), failed_trace{};
+            else return typename rebuild<result, leaf_of<pass>::template leaf>::type{};
         }
     }
 };

@@ -161,11 +161,24 @@ constexpr long example_length() {
 // The pass.
 // ---------------------------------------------------------------------------------------------------
 // A node's batched form: Expr batched along Axis, or for Axis -1 the node for every example (the node
-// itself, or the node rebuilt on operands that a rule rewrote without batching them).
-template <int Axis, class Expr>
+// itself, or the node rebuilt on operands that a rule rewrote without batching them), or failed_axis
+// after a diagnostic about it or an operand.
+inline constexpr int failed_axis = -2;
+template <int Axis, class Expr, class Rule = void>
 struct bat {
     static constexpr int axis = Axis;
     using expr = Expr;
+};
+// Raises the diagnostic of a node whose rule failed (Rule: its batch_rule), once the pass is known to
+// have failed (the pass's `valid` is computed without raising anything: see kiln/vmap.hpp).
+template <class B>
+struct raise_failed {
+    static constexpr bool ok = true;
+};
+template <class Expr, class Rule>
+    requires(!std::is_void_v<Rule>)
+struct raise_failed<bat<failed_axis, Expr, Rule>> {
+    static constexpr bool ok = Rule::ok;
 };
 
 template <class P>
@@ -194,12 +207,13 @@ struct batch_rule<node<P, Ch...>, Ops...> {
     struct by_pointwise {
         using type = decltype(detail::batch_pointwise<P>(Ops{}...));
     };
-    struct failed {
-        using type = batch_result<-1, tracer<N>>;
+    struct failed {  // after a diagnostic: marks the node (and its users) so nothing else is reported
+        using type = batch_result<failed_axis, tracer<N>>;
     };
     using result = typename std::conditional_t<
-        (fits && has_rule), by_rule, std::conditional_t<(fits && pointwise && ok), by_pointwise, failed>>::type;
-    using type = bat<result::axis, typename result::value::kiln_expr>;
+        (fits && has_rule), by_rule, std::conditional_t<(fits && pointwise), by_pointwise, failed>>::type;
+    static constexpr bool valid = fits && (has_rule || pointwise);
+    using type = bat<(valid ? result::axis : failed_axis), typename result::value::kiln_expr, batch_rule>;
 };
 
 // D: `nodes` (the per-example graph, topologically ordered), `map` (their index_map), `slots` (the set of
@@ -222,11 +236,13 @@ struct batched_at<D, I, node<P, Ch...>> {
     struct rebuilt {
         using type = bat<-1, typename make_node<P, tracer<typename of<Ch>::expr>...>::kiln_expr>;
     };
+    static constexpr bool any_failed = ((of<Ch>::axis == failed_axis) || ...);
     static constexpr bool any_batched = ((of<Ch>::axis >= 0) || ...);
     static constexpr bool any_rewritten = (!std::is_same_v<typename of<Ch>::expr, Ch> || ...);
     using type = typename std::conditional_t<
         in_set<N, typename D::slots>::value, slot,
-        std::conditional_t<any_batched, by_rule, std::conditional_t<any_rewritten, rebuilt, std::type_identity<bat<-1, N>>>>>::type;
+        std::conditional_t<any_failed, std::type_identity<bat<failed_axis, N>>,
+        std::conditional_t<any_batched, by_rule, std::conditional_t<any_rewritten, rebuilt, std::type_identity<bat<-1, N>>>>>>::type;
 };
 
 template <class D, class Seq = std::make_index_sequence<boost::mp11::mp_size<typename D::nodes>::value>>
@@ -234,6 +250,13 @@ struct all_batched;
 template <class D, std::size_t... J>
 struct all_batched<D, std::index_sequence<J...>> {
     using type = mp_list<typename batched_at<D, J>::type...>;
+};
+
+template <class L>
+struct raise_all;
+template <class... Bs>
+struct raise_all<mp_list<Bs...>> {
+    static constexpr bool ok = (raise_failed<Bs>::ok && ...);
 };
 
 // The batched forms of the per-example graph of Outputs, whose slots are Slots: of<O> for an output O.
@@ -249,6 +272,9 @@ struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
     using forced = typename all_batched<desc>::type;
     template <class O>
     using of = boost::mp11::mp_at_c<forced, position_in<O, typename desc::map>::value>;
+    // Whether every output could be batched, and (to be read only when not) the diagnostics.
+    static constexpr bool valid = ((of<Outputs>::axis != failed_axis) && ...);
+    static constexpr bool ok = raise_all<forced>::ok;
 };
 
 }  // namespace detail
