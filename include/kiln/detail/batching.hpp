@@ -76,6 +76,39 @@ struct vmap_slot_p {
     }
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
 };
+
+// A mapped argument checked against the batch size of the first mapped argument (Ref, read for its
+// extents only): its value, unchanged and never copied (an alias), or a kiln::shape_error naming it when its
+// examples (along Axis) are not as many as Ref's (along RefAxis), as JAX's vmap reports inconsistent sizes.
+// IR: `vmap_batch[axis=0] %x %ref`.
+template <int Axis, int RefAxis>
+struct vmap_batch_p : detail::derivative_through_operand_0 {
+    static constexpr std::string_view name = "vmap_batch";
+    static constexpr std::string_view attrs() { return Axis == 0 ? "axis=0" : "axis=1"; }
+    static constexpr bool alias = true;
+    static constexpr unsigned shape_only_operands = 0b10;
+
+    template <class X, class R>
+    static constexpr detail::shape_check shape(detail::extent x, detail::extent r) {
+        long const n = RefAxis == 0 ? r.rows : r.cols, m = Axis == 0 ? x.rows : x.cols;
+        if (n < 0 || m < 0 || n == m) return {x};
+        return {x, 0, Axis == 0 ? detail::extent{n, detail::dynamic} : detail::extent{detail::dynamic, n}};
+    }
+
+    template <class X, class R>
+    struct rule : detail::structural_rule<typename X::scalar, X::weak, X::rank, X::rows, X::cols> {
+        static constexpr bool checked =
+            detail::raise_if<(shape<X, R>(detail::static_extent<X>(), detail::static_extent<R>()).bad_operand >= 0),
+                             diagnostic::incompatible_shapes, vmap_batch_p, detail::operand_description<X>,
+                             detail::operand_description<R>>::ok;
+    };
+
+    template <class... M, class X, class L>
+    static auto const& lower(detail::extent, X const& x, L const&) {
+        return x;
+    }
+    static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
+};
 }  // namespace ops
 
 namespace detail {
@@ -216,8 +249,21 @@ struct batch_rule<node<P, Ch...>, Ops...> {
     using type = bat<(valid ? result::axis : failed_axis), typename result::value::kiln_expr, batch_rule>;
 };
 
+// The operand of slot S, checked against the batch size of the first slot F (none for F itself).
+template <class S, class F>
+struct batch_checked;
+template <int A, class X, class F>
+struct batch_checked<node<ops::vmap_slot_p<A>, X>, F> {
+    using type = X;
+};
+template <int A, class X, int AF, class XF>
+    requires(!std::is_same_v<node<ops::vmap_slot_p<A>, X>, node<ops::vmap_slot_p<AF>, XF>>)
+struct batch_checked<node<ops::vmap_slot_p<A>, X>, node<ops::vmap_slot_p<AF>, XF>> {
+    using type = node<ops::vmap_batch_p<A, AF>, X, XF>;
+};
+
 // D: `nodes` (the per-example graph, topologically ordered), `map` (their index_map), `slots` (the set of
-// this vmap's slot nodes).
+// this vmap's slot nodes), `first` (the first of them).
 template <class D, std::size_t I, class N = boost::mp11::mp_at_c<typename D::nodes, I>>
 struct batched_at {
     using type = bat<-1, N>;  // a parameter or a constant: the same for every example
@@ -227,8 +273,8 @@ struct batched_at<D, I, node<P, Ch...>> {
     using N = node<P, Ch...>;
     template <class C>
     using of = typename batched_at<D, position_in<C, typename D::map>::value>::type;
-    struct slot {  // a slot of this vmap: its operand, batched along its axis
-        using type = bat<P::axis_value, Ch...>;
+    struct slot {  // a slot of this vmap: its operand, batched along its axis (checked against the first)
+        using type = bat<P::axis_value, typename batch_checked<N, typename D::first>::type>;
     };
     struct by_rule {
         using type = typename batch_rule<N, batch_operand<of<Ch>::axis, tracer<typename of<Ch>::expr>, tracer<Ch>>...>::type;
@@ -268,6 +314,7 @@ struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
         using nodes = typename topo_union_all<typename info<Outputs>::topo...>::type;
         using map = index_map<nodes>;
         using slots = inherit_set<Slots...>;
+        using first = boost::mp11::mp_front<mp_list<Slots...>>;
     };
     using forced = typename all_batched<desc>::type;
     template <class O>
