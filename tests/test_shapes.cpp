@@ -91,3 +91,24 @@ TEST(Shapes, EmptyMatricesAreFine) {
 }
 
 }  // namespace
+
+namespace {
+
+// vmap: every mapped argument has as many examples as the first (JAX: "vmap got inconsistent sizes"),
+// checked even where nothing combines them, and reported as the argument whose batch does not fit.
+TEST(Shapes, VmapBatchSizesMustAgree) {
+    MatrixXd x = MatrixXd::Ones(5, 3);
+    Eigen::VectorXd y = Eigen::VectorXd::Ones(4);
+    auto f = [](auto const& row, auto const& a) { return std::tuple(kiln::sum(row), a * kiln::c<2.0>); };
+    auto g = [](auto const& row, auto const& col) { return kiln::sum(row) + kiln::sum(col); };
+    EXPECT_EQ(shape_error_of([&] { kiln::jit(kiln::vmap(f))(x, y); }),
+              "kiln: shape mismatch in vmap_batch: argument 1 has shape f64[4,1] but [5,*] was expected "
+              "(%3 = argument 1 f64[4,1], argument 0 f64[5,3])");
+    EXPECT_EQ(shape_error_of([&] { kiln::jit(kiln::vmap(g, kiln::in_axes<0, 1>))(x, MatrixXd(MatrixXd::Ones(2, 6))); }),
+              "kiln: shape mismatch in vmap_batch: argument 1 has shape f64[2,6] but [*,5] was expected "
+              "(%3 = argument 1 f64[2,6], argument 0 f64[5,3])");
+    EXPECT_EQ(shape_error_of([&] { kiln::jit(kiln::vmap(f))(x, Eigen::VectorXd(Eigen::VectorXd::Ones(5))); }),
+              "no shape_error");
+}
+
+}  // namespace
