@@ -371,6 +371,45 @@ struct vmap_nothing_mapped {
                   "kiln: vmap needs at least one mapped argument: every entry of kiln::in_axes is kiln::none");
 };
 
+// kiln::optim (kiln/optim.hpp).
+// The leaf at Where (argument 0 is the pytree, then the path inside it) cannot be optimised.
+template <class Where, class LeafType>
+struct optim_unsupported_leaf {
+    static_assert(detail::fails<Where, LeafType>,
+                  "kiln: optim: parameters must be a pytree (std::tuple, std::pair, std::array, plain aggregates, "
+                  "Hana structs and maps) whose leaves are Eigen Matrix or Array objects or scalars of type "
+                  "double or float (gradients may also be Maps, Refs or std::cref of them); the leaf (argument 0, "
+                  "then its path) and its type are the template arguments of "
+                  "kiln::diagnostic::optim_unsupported_leaf below");
+};
+
+template <class Count, class OtherCount>
+struct optim_leaf_count_mismatch {
+    static_assert(detail::fails<Count, OtherCount>,
+                  "kiln: optim: the two pytrees (gradients or updates, and parameters) do not have the same number "
+                  "of leaves; the two counts are the template arguments of "
+                  "kiln::diagnostic::optim_leaf_count_mismatch below");
+};
+
+template <class LeafIndex, class LeafType, class ParamType>
+struct optim_leaf_mismatch {
+    static_assert(detail::fails<LeafIndex, LeafType, ParamType>,
+                  "kiln: optim: a leaf of the gradients (or updates) does not match the parameter at the same "
+                  "position: one is a scalar and the other a matrix, their dtypes differ, or their fixed extents "
+                  "differ; the leaf's depth-first index, its type and the parameter's type are the template "
+                  "arguments of kiln::diagnostic::optim_leaf_mismatch below");
+};
+
+// In-place evaluation (detail/optim_eval.hpp).
+template <class Function>
+struct not_writable_in_place {
+    static_assert(detail::fails<Function>,
+                  "kiln: this function cannot be evaluated into a destination in place: it must return one "
+                  "matrix computed by pointwise operations on its arguments and scalars (no matmul, slice or "
+                  "transpose of a matrix, no broadcast row or column, no matrix stored on the way); the "
+                  "function is the template argument of kiln::diagnostic::not_writable_in_place below");
+};
+
 }  // namespace diagnostic
 }  // namespace kiln
 

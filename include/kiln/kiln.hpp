@@ -67,5 +67,6 @@
 #include <kiln/stages.hpp>
 #include <kiln/grad.hpp>
 #include <kiln/vmap.hpp>
+#include <kiln/optim.hpp>
 
 #endif

@@ -1,0 +1,456 @@
+// kiln::optim (docs/optim.md): each optimizer's trajectory on a quadratic against numbers computed
+// independently, pytrees (a struct, a tuple, a std::array whose gradient is a tuple, float leaves), the
+// state, shape errors word for word, the in-place evaluation's rule, and no allocation after init.
+//
+// Allocations are counted as in test_args.cpp: every global operator new of this program is replaced by a
+// counting one (not under AddressSanitizer, whose runtime owns them), and Eigen's own heap allocations are
+// counted through EIGEN_RUNTIME_NO_MALLOC with an eigen_assert that counts its "heap allocation is
+// forbidden" failures instead of aborting. Both macros come before any Eigen header.
+#include <cstddef>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace kiln_test {
+inline std::size_t eigen_allocations = 0;
+[[noreturn]] inline void assertion_failed(char const* what, char const* file, int line) {
+    std::fprintf(stderr, "%s:%d: Eigen assertion failed: %s\n", file, line, what);
+    std::abort();
+}
+inline void eigen_check(bool ok, char const* what, char const* file, int line) {
+    if (ok) return;
+    if (std::strstr(what, "heap allocation is forbidden") != nullptr) ++eigen_allocations;
+    else assertion_failed(what, file, line);
+}
+}  // namespace kiln_test
+#define EIGEN_RUNTIME_NO_MALLOC
+#define eigen_assert(x) ::kiln_test::eigen_check(static_cast<bool>(x), #x, __FILE__, __LINE__)
+
+#include <kiln/kiln.hpp>
+#include <kiln/optim.hpp>
+
+#include <boost/hana/define_struct.hpp>
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KILN_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define KILN_TEST_ASAN 1
+#endif
+
+namespace kiln_test {
+inline std::size_t news = 0;
+}
+#ifndef KILN_TEST_ASAN
+void* operator new(std::size_t n) {
+    ++kiln_test::news;
+    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+    throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+#endif
+
+namespace {
+
+using Eigen::MatrixXd;
+using Eigen::Vector3d;
+using Eigen::VectorXd;
+
+// f(p) = 0.5 * sum(a * (p - c)^2); its gradient a * (p - c) comes from kiln::grad.
+auto const quadratic = [](auto const& p, auto const& a, auto const& c) {
+    return kiln::c<0.5> * kiln::sum(a * kiln::square(p - c));
+};
+auto const quadratic_grad = kiln::jit(kiln::grad(quadratic));
+
+VectorXd vec(std::array<double, 3> const& v) { return Eigen::Map<Vector3d const>(v.data()); }
+VectorXd const a = vec({1.0, 2.0, 0.5});
+VectorXd const c = vec({1.0, -2.0, 3.0});
+
+// `steps` steps of opt from p0 on the quadratic: the parameters after each.
+template <class Opt>
+std::array<VectorXd, 3> trajectory(Opt const& opt, VectorXd p) {
+    auto state = opt.init(p);
+    std::array<VectorXd, 3> out;
+    for (auto& step : out) {
+        VectorXd const g = quadratic_grad(p, a, c);
+        auto [updates, st] = opt.update(g, state, p);
+        static_assert(std::is_same_v<decltype(updates), VectorXd const&>);
+        EXPECT_EQ(&st, &state);
+        EXPECT_EQ(&kiln::optim::apply_updates(p, updates), &p);
+        step = p;
+    }
+    return out;
+}
+
+void expect_trajectory(std::array<VectorXd, 3> const& got, std::array<std::array<double, 3>, 3> const& want) {
+    for (std::size_t s = 0; s < 3; ++s)
+        for (Eigen::Index i = 0; i < 3; ++i)
+            EXPECT_NEAR(got[s](i), want[s][static_cast<std::size_t>(i)], 1e-14) << "step " << s << ", element " << i;
+}
+
+// The expected numbers below were computed independently with python3, plain floats, optax's formulas
+// (a = [1, 2, 0.5], c = [1, -2, 3], g = a * (p - c)):
+//   sgd:      p += -lr * g
+//   momentum: t = g + momentum * t; p += -lr * t
+//   adam:     m = (1-b1) g + b1 m; v = (1-b2) g**2 + b2 v; mh = m / (1 - b1**t); vh = v / (1 - b2**t)
+//             u = mh / (sqrt(vh) + eps); adamw: u += wd * p; p += -lr * u       (t = 1, 2, 3)
+TEST(Sgd, QuadraticTrajectory) {
+    auto const opt = kiln::optim::sgd(0.1);
+    expect_trajectory(trajectory(opt, VectorXd::Zero(3)), {{{0.1, -0.4, 0.15000000000000002},
+                                                            {0.19, -0.7200000000000001, 0.29250000000000004},
+                                                            {0.271, -0.976, 0.427875}}});
+    EXPECT_FALSE(opt.init(a).trace.has_value());  // momentum 0: no trace
+}
+
+TEST(Sgd, MomentumTrajectory) {
+    auto const opt = kiln::optim::sgd(0.1, 0.9);
+    expect_trajectory(trajectory(opt, VectorXd::Zero(3)), {{{0.1, -0.4, 0.15000000000000002},
+                                                            {0.28, -1.08, 0.42750000000000005},
+                                                            {0.514, -1.8760000000000003, 0.8058750000000001}}});
+    // The trace after one step from 0 is the gradient itself.
+    VectorXd p = VectorXd::Zero(3);
+    auto state = opt.init(p);
+    ASSERT_TRUE(state.trace.has_value());
+    VectorXd const g = quadratic_grad(p, a, c);
+    opt.update(g, state, p);
+    EXPECT_EQ(*state.trace, g);
+    EXPECT_TRUE(state.updates.isApprox(-0.1 * g));
+}
+
+TEST(Sgd, MomentumNeedsATrace) {
+    VectorXd p = VectorXd::Zero(3);
+    auto state = kiln::optim::sgd(0.1).init(p);
+    VectorXd const g = quadratic_grad(p, a, c);
+    EXPECT_THROW(kiln::optim::sgd(0.1, 0.9).update(g, state, p), std::invalid_argument);
+}
+
+TEST(Adam, QuadraticTrajectory) {
+    auto const opt = kiln::optim::adam(0.1);
+    EXPECT_EQ(opt.b1, 0.9);
+    EXPECT_EQ(opt.b2, 0.999);
+    EXPECT_EQ(opt.eps, 1e-8);
+    expect_trajectory(trajectory(opt, VectorXd::Zero(3)),
+                      {{{0.09999999900000002, -0.09999999975000001, 0.09999999933333335},
+                        {0.1995877702876619, -0.19983351388429887, 0.1998972915779224},
+                        {0.29841372549558504, -0.29937660795353477, 0.2996184750280217}}});
+}
+
+TEST(Adam, StateIsInspectable) {
+    auto const opt = kiln::optim::adam(0.1);
+    VectorXd p = vec({2.0, 1.0, -1.0});
+    auto state = opt.init(p);
+    EXPECT_EQ(state.count, 0);
+    EXPECT_EQ(state.mu, VectorXd::Zero(3));
+    EXPECT_EQ(state.nu, VectorXd::Zero(3));
+    for (int s = 0; s < 3; ++s) {
+        VectorXd const g = quadratic_grad(p, a, c);
+        kiln::optim::apply_updates(p, opt.update(g, state, p).first);
+    }
+    // python3 as above, from p = [2, 1, -1]
+    EXPECT_EQ(state.count, 3);
+    std::array<double, 3> const mu{0.24204122306123377, 1.5680205415129573, -0.5275036998142197};
+    std::array<double, 3> const nu{0.0024478507392712793, 0.1008966966921494, 0.011400842094428237};
+    for (Eigen::Index i = 0; i < 3; ++i) {
+        EXPECT_NEAR(state.mu(i), mu[static_cast<std::size_t>(i)], 1e-15);
+        EXPECT_NEAR(state.nu(i), nu[static_cast<std::size_t>(i)], 1e-16);
+    }
+    std::array<double, 3> const want{1.701586274504415, 0.7003815234507474, -0.7002738454802271};
+    for (Eigen::Index i = 0; i < 3; ++i) EXPECT_NEAR(p(i), want[static_cast<std::size_t>(i)], 1e-14);
+}
+
+TEST(AdamW, DecoupledWeightDecay) {
+    auto const opt = kiln::optim::adamw(0.1, 0.9, 0.999, 1e-8, 0.5);
+    EXPECT_EQ(kiln::optim::adamw(0.1).weight_decay, 1e-4);
+    // From p = [2, 1, -1], where the decay shows (adam from the same start: 1.9, 0.9, -0.9 after one step).
+    expect_trajectory(trajectory(opt, vec({2.0, 1.0, -1.0})),
+                      {{{1.800000001, 0.8500000001666667, -0.8500000005},
+                        {1.6111874216190611, 0.7076664859390174, -0.7076178494234533},
+                        {1.4341713505975315, 0.5727259614390047, -0.5725482081945454}}});
+    // With a zero gradient the first update is the decay alone: -lr * (0 / (0 + eps) + wd * p).
+    VectorXd const p = vec({2.0, 1.0, -1.0});
+    auto state = opt.init(p);
+    auto [u, st] = opt.update(VectorXd::Zero(3).eval(), state, p);
+    EXPECT_TRUE(u.isApprox(-0.1 * 0.5 * p));
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Pytrees. The reference is optax's Adam written out with Eigen arrays, leaf by leaf.
+// ---------------------------------------------------------------------------------------------------
+struct model {
+    MatrixXd w;
+    Vector3d b;
+    double s;
+};
+
+struct reference_adam {
+    double lr, b1 = 0.9, b2 = 0.999, eps = 1e-8;
+    template <class A>
+    void step(A& p, A& m, A& v, A const& g, int t) const {
+        m = (1 - b1) * g + b1 * m;
+        v = (1 - b2) * g * g + b2 * v;
+        A const mh = m / (1 - std::pow(b1, t)), vh = v / (1 - std::pow(b2, t));
+        p += -lr * (mh / (vh.sqrt() + eps));
+    }
+};
+
+TEST(Pytree, StructOfMatrixVectorAndScalar) {
+    // loss = 0.5 sum(w - 1)^2 + sum(b * b * k) + 0.5 (s - 3)^2, gradients (w - 1, 2 k b, s - 3)
+    auto const loss = [](auto const& p, auto const& k) {
+        auto const& [w, b, s] = p;
+        return kiln::c<0.5> * kiln::sum(kiln::square(w - kiln::c<1.0>)) + kiln::sum(b * b * k) +
+               kiln::c<0.5> * kiln::square(s - kiln::c<3.0>);
+    };
+    auto const grad = kiln::jit(kiln::grad(loss));
+    Vector3d const k(1.0, 0.5, 2.0);
+    model p{MatrixXd::Random(4, 3), Vector3d(0.5, -1.0, 2.0), 0.25};
+    model const p0 = p;
+    auto const opt = kiln::optim::adam(0.05);
+    auto state = opt.init(p);
+    static_assert(std::is_same_v<decltype(state), kiln::optim::adam_state<model>>);
+    EXPECT_EQ(state.mu.w.rows(), 4);
+    EXPECT_EQ(state.mu.w.cols(), 3);
+    EXPECT_EQ(state.nu.s, 0.0);
+
+    // The reference: each leaf on its own.
+    Eigen::ArrayXXd rw = p0.w.array(), mw = Eigen::ArrayXXd::Zero(4, 3), vw = mw;
+    Eigen::Array3d rb = p0.b.array(), mb = Eigen::Array3d::Zero(), vb = mb;
+    Eigen::Array<double, 1, 1> rs(p0.s), ms(0.0), vs(0.0);
+    reference_adam const ref{0.05};
+    for (int t = 1; t <= 4; ++t) {
+        model const g = grad(p, k);
+        static_assert(std::is_same_v<std::remove_const_t<decltype(g)>, model>);
+        auto [updates, st] = opt.update(g, state, p);
+        static_assert(std::is_same_v<decltype(updates), model const&>);
+        kiln::optim::apply_updates(p, updates);
+        Eigen::ArrayXXd const gw = rw - 1.0;
+        Eigen::Array3d const gb = 2.0 * k.array() * rb;
+        Eigen::Array<double, 1, 1> const gs = rs - 3.0;
+        ref.step(rw, mw, vw, gw, t);
+        ref.step(rb, mb, vb, gb, t);
+        ref.step(rs, ms, vs, gs, t);
+    }
+    EXPECT_EQ(state.count, 4);
+    EXPECT_TRUE(p.w.array().isApprox(rw, 1e-14));
+    EXPECT_TRUE(p.b.array().isApprox(rb, 1e-14));
+    EXPECT_NEAR(p.s, rs(0), 1e-14);
+    EXPECT_TRUE(state.mu.w.array().isApprox(mw, 1e-14));
+    EXPECT_TRUE(state.nu.b.array().isApprox(vb, 1e-14));
+    EXPECT_NEAR(state.mu.s, ms(0), 1e-15);
+    EXPECT_GT((p.w - p0.w).norm(), 0.1);  // it moved
+}
+
+TEST(Pytree, TupleWithMomentum) {
+    // loss = 0.5 sum(x - 1)^2 + 0.5 y^2, gradients (x - 1, y): sgd with momentum by hand.
+    auto const loss = [](auto const& p) {
+        auto const& [x, y] = p;
+        return kiln::c<0.5> * kiln::sum(kiln::square(x - kiln::c<1.0>)) + kiln::c<0.5> * kiln::square(y);
+    };
+    auto const grad = kiln::jit(kiln::grad(loss));
+    std::tuple<MatrixXd, double> p{MatrixXd::Zero(2, 2), 4.0};
+    auto const opt = kiln::optim::sgd(0.5, 0.5);
+    auto state = opt.init(p);
+    // x: g = -1, t = -1, x = 0.5; g = -0.5, t = -1, x = 1; g = 0, t = -0.5, x = 1.25
+    // y: g = 4, t = 4, y = 2; g = 2, t = 4, y = 0; g = 0, t = 2, y = -1
+    double const xs[] = {0.5, 1.0, 1.25}, ys[] = {2.0, 0.0, -1.0};
+    for (int s = 0; s < 3; ++s) {
+        auto const g = grad(p);
+        static_assert(std::is_same_v<std::remove_const_t<decltype(g)>, std::tuple<MatrixXd, double>>);
+        kiln::optim::apply_updates(p, opt.update(g, state, p).first);
+        EXPECT_EQ(std::get<0>(p), MatrixXd::Constant(2, 2, xs[s])) << "step " << s;
+        EXPECT_EQ(std::get<1>(p), ys[s]) << "step " << s;
+    }
+    EXPECT_EQ(std::get<1>(*state.trace), 2.0);
+}
+
+TEST(Pytree, ArrayParamsTupleGradientsAndFloat) {
+    // A std::array's gradient is a std::tuple (docs/autodiff.md): the leaves match, so it is accepted.
+    auto const loss = [](auto const& p) {
+        auto const& [u, v] = p;
+        return kiln::sum(u * u) + kiln::sum(v);
+    };
+    std::array<Eigen::VectorXf, 2> p{Eigen::VectorXf::Constant(2, 1.0f), Eigen::VectorXf::Constant(2, 3.0f)};
+    auto const g = kiln::jit(kiln::grad(loss))(p);
+    static_assert(std::is_same_v<std::remove_const_t<decltype(g)>, std::tuple<Eigen::VectorXf, Eigen::VectorXf>>);
+    auto const opt = kiln::optim::sgd(0.25);
+    auto state = opt.init(p);
+    auto [updates, st] = opt.update(g, state, p);
+    static_assert(std::is_same_v<decltype(updates), std::array<Eigen::VectorXf, 2> const&>);
+    kiln::optim::apply_updates(p, updates);
+    EXPECT_EQ(p[0], Eigen::VectorXf::Constant(2, 0.5f));   // 1 - 0.25 * 2
+    EXPECT_EQ(p[1], Eigen::VectorXf::Constant(2, 2.75f));  // 3 - 0.25 * 1
+}
+
+struct hana_model {
+    BOOST_HANA_DEFINE_STRUCT(hana_model, (MatrixXd, w), (double, b));
+};
+
+TEST(Pytree, HanaStructWithMapGradients) {
+    // A Hana struct's gradient is a boost::hana::map of the same keys (docs/autodiff.md).
+    auto const loss = [](auto const& p) {
+        return kiln::sum(kiln::get<"w">(p) * kiln::get<"w">(p)) + kiln::c<3.0> * kiln::get<"b">(p);
+    };
+    hana_model p{MatrixXd::Constant(2, 3, 2.0), 1.0};
+    auto const g = kiln::jit(kiln::grad(loss))(p);
+    auto const opt = kiln::optim::sgd(0.5);
+    auto state = opt.init(p);
+    kiln::optim::apply_updates(p, opt.update(g, state, p).first);
+    EXPECT_EQ(p.w, MatrixXd::Constant(2, 3, 0.0));  // 2 - 0.5 * 4
+    EXPECT_EQ(p.b, -0.5);                           // 1 - 0.5 * 3
+    EXPECT_EQ(state.updates.b, -1.5);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Errors: a dynamic shape mismatch names the leaf by its path; nothing is written.
+// ---------------------------------------------------------------------------------------------------
+template <class F>
+std::string error_of(F const& f) {
+    try {
+        f();
+    } catch (kiln::shape_error const& e) {
+        return e.what();
+    }
+    return "no kiln::shape_error";
+}
+
+TEST(Errors, GradientShapeMismatchNamesTheLeaf) {
+    model p{MatrixXd::Zero(3, 3), Vector3d::Zero(), 0.0};
+    model const g{MatrixXd::Ones(2, 3), Vector3d::Ones(), 1.0};
+    auto const opt = kiln::optim::adam(0.1);
+    auto state = opt.init(p);
+    EXPECT_EQ(error_of([&] { opt.update(g, state, p); }),
+              "kiln: shape mismatch in optim::update: grads.<0> has shape f64[2,3] but params.<0> has shape f64[3,3]");
+    EXPECT_EQ(state.count, 0);  // checked before anything is written
+    EXPECT_EQ(state.mu.w, MatrixXd::Zero(3, 3));
+
+    std::tuple<double, VectorXd> q{1.0, VectorXd::Zero(4)};
+    std::tuple<double, VectorXd> const u{1.0, VectorXd::Zero(5)};
+    EXPECT_EQ(error_of([&] { kiln::optim::apply_updates(q, u); }),
+              "kiln: shape mismatch in optim::apply_updates: updates[1] has shape f64[5,1] but params[1] has shape "
+              "f64[4,1]");
+    EXPECT_EQ(std::get<0>(q), 1.0);
+
+    // A state made for other parameters.
+    model other{MatrixXd::Zero(3, 2), Vector3d::Zero(), 0.0};
+    auto sgd_state = kiln::optim::sgd(0.1).init(other);
+    EXPECT_EQ(error_of([&] { kiln::optim::sgd(0.1).update(p, sgd_state, p); }),
+              "kiln: shape mismatch in optim::update: state.updates.<0> has shape f64[3,2] but params.<0> has shape "
+              "f64[3,3]");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The in-place evaluation (detail/optim_eval.hpp): which graphs may write into a destination that is also
+// an argument, and that such a write is exact.
+// ---------------------------------------------------------------------------------------------------
+template <class F, class... Args>
+constexpr bool writes_in_place() {
+    using T = kiln::detail::tracer_for<F, 0, Args...>;
+    struct key {
+        using graph [[maybe_unused]] = typename T::graph;
+    };
+    return kiln::detail::writes_in_place<key>::value;
+}
+struct pointwise_fn {
+    auto operator()(auto const& x, auto const& y, auto const& s) const { return kiln::tanh(x * x + y) * s + kiln::sum(x); }
+};
+struct matmul_fn {
+    auto operator()(auto const& x, auto const& y) const { return kiln::matmul(x, y) + x; }
+};
+struct transpose_fn {
+    auto operator()(auto const& x, auto const& y) const { return kiln::transpose(x) + y; }
+};
+struct broadcast_fn {
+    auto operator()(auto const& x, auto const& row) const { return x + row; }
+};
+struct two_outputs_fn {
+    auto operator()(auto const& x, auto const& y) const { return std::make_tuple(x + y, x - y); }
+};
+struct stored_matrix_fn {  // x * y read by two users: stored in a temporary matrix
+    auto operator()(auto const& x, auto const& y) const {
+        auto const e = kiln::exp(x * y);
+        return e * e + kiln::log(e);
+    }
+};
+
+TEST(InPlace, TheRuleIsCheckedStatically) {
+    static_assert(writes_in_place<pointwise_fn, MatrixXd, MatrixXd, double>());
+    static_assert(writes_in_place<kiln::detail::optim_kernels::adamw_update, MatrixXd, MatrixXd, MatrixXd, double,
+                                  double, double, double>());
+    static_assert(!writes_in_place<matmul_fn, MatrixXd, MatrixXd>());
+    static_assert(!writes_in_place<transpose_fn, MatrixXd, MatrixXd>());
+    static_assert(!writes_in_place<broadcast_fn, MatrixXd, Eigen::RowVectorXd>());
+    static_assert(!writes_in_place<two_outputs_fn, MatrixXd, MatrixXd>());
+    static_assert(!writes_in_place<stored_matrix_fn, MatrixXd, MatrixXd>());
+    SUCCEED();
+}
+
+TEST(InPlace, DestinationReadAndWritten) {
+    MatrixXd x = MatrixXd::Random(7, 5), y = MatrixXd::Random(7, 5);
+    MatrixXd const want = ((x.array() * x.array() + y.array()).tanh() * 0.5 + x.sum()).matrix();
+    double const* const data = x.data();
+    kiln::detail::evaluate_into<pointwise_fn>(x, x, y, 0.5);  // x = tanh(x * x + y) * 0.5 + sum(x)
+    EXPECT_EQ(x.data(), data);                                 // written where it was
+    EXPECT_TRUE(x.isApprox(want, 1e-15));
+    MatrixXd wrong(3, 5);
+    EXPECT_EQ(error_of([&] { kiln::detail::evaluate_into<pointwise_fn>(wrong, x, y, 0.5); }),
+              "kiln: shape mismatch in an in-place evaluation: the destination has shape f64[3,5] but the output "
+              "has shape f64[7,5]");
+}
+
+// ---------------------------------------------------------------------------------------------------
+// No allocation after init: update and apply_updates on a struct of dynamic matrices.
+// ---------------------------------------------------------------------------------------------------
+struct dynamic_model {
+    MatrixXd w;
+    VectorXd b;
+    std::tuple<Eigen::ArrayXXd, double> rest;
+};
+
+template <class Opt>
+void expect_no_allocation(Opt const& opt) {
+    dynamic_model p{MatrixXd::Random(16, 8), VectorXd::Random(8), {Eigen::ArrayXXd::Random(3, 5), 0.5}};
+    dynamic_model const g{MatrixXd::Random(16, 8), VectorXd::Random(8), {Eigen::ArrayXXd::Random(3, 5), -0.25}};
+    dynamic_model const p0 = p;
+    auto state = opt.init(p);
+#ifndef KILN_TEST_ASAN
+    std::size_t const probe = kiln_test::news;
+    void* volatile block = ::operator new(16);  // (a new-expression may be elided, a direct call may not)
+    ::operator delete(block);
+    EXPECT_EQ(kiln_test::news, probe + 1);  // the counter counts
+#endif
+    std::size_t const news_before = kiln_test::news;
+    kiln_test::eigen_allocations = 0;
+    Eigen::internal::set_is_malloc_allowed(false);
+    for (int s = 0; s < 5; ++s) {
+        auto [updates, st] = opt.update(g, state, p);
+        kiln::optim::apply_updates(p, updates);
+    }
+    Eigen::internal::set_is_malloc_allowed(true);
+    EXPECT_EQ(kiln_test::eigen_allocations, 0u);
+    EXPECT_EQ(kiln_test::news - news_before, 0u);
+    EXPECT_GT((p.w - p0.w).norm(), 0.0);  // the steps did run
+    EXPECT_NE(std::get<1>(p.rest), std::get<1>(p0.rest));
+}
+
+TEST(Cost, NoAllocationAfterInit) {
+    expect_no_allocation(kiln::optim::sgd(0.1));
+    expect_no_allocation(kiln::optim::sgd(0.1, 0.9));
+    expect_no_allocation(kiln::optim::adam(0.1));
+    expect_no_allocation(kiln::optim::adamw(0.1));
+}
+
+}  // namespace
