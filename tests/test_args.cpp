@@ -2,32 +2,8 @@
 // pytrees, the parameter paths in as_text() and param_paths(), shape errors inside a pytree, and a call
 // with a nested struct of tensors that allocates nothing beyond its outputs.
 //
-// Allocations are counted twice: every global operator new/delete of this program is replaced by a
-// counting one (not under AddressSanitizer, whose runtime owns them), and Eigen's own heap allocations,
-// which go to malloc directly, are counted through EIGEN_RUNTIME_NO_MALLOC with an eigen_assert that counts
-// its "heap allocation is forbidden" failures instead of aborting (every other failed assertion aborts).
-// Both macros must come before any Eigen header; this test is its own program, so no other translation
-// unit sees Eigen differently.
-#include <cstddef>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <new>
-
-namespace kiln_test {
-inline std::size_t eigen_allocations = 0;
-[[noreturn]] inline void assertion_failed(char const* what, char const* file, int line) {
-    std::fprintf(stderr, "%s:%d: Eigen assertion failed: %s\n", file, line, what);
-    std::abort();
-}
-inline void eigen_check(bool ok, char const* what, char const* file, int line) {
-    if (ok) return;
-    if (std::strstr(what, "heap allocation is forbidden") != nullptr) ++eigen_allocations;
-    else assertion_failed(what, file, line);
-}
-}  // namespace kiln_test
-#define EIGEN_RUNTIME_NO_MALLOC
-#define eigen_assert(x) ::kiln_test::eigen_check(static_cast<bool>(x), #x, __FILE__, __LINE__)
+// Allocations are counted twice (tests/count_allocations.hpp): operator new and Eigen's own heap allocations.
+#include "count_allocations.hpp"  // first: before any Eigen header
 
 #include <kiln/kiln.hpp>
 
@@ -45,34 +21,6 @@ inline void eigen_check(bool ok, char const* what, char const* file, int line) {
 #include <type_traits>
 #include <utility>
 #include <variant>
-
-// ---------------------------------------------------------------------------------------------------
-// Counting operator new (all of this program's).
-// ---------------------------------------------------------------------------------------------------
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KILN_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KILN_TEST_ASAN 1
-#endif
-
-namespace kiln_test {
-inline std::size_t news = 0;
-}
-#ifndef KILN_TEST_ASAN
-void* operator new(std::size_t n) {
-    ++kiln_test::news;
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return ::operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace {
 

@@ -2,30 +2,8 @@
 // independently, pytrees (a struct, a tuple, a std::array whose gradient is a tuple, float leaves), the
 // state, shape errors word for word, the in-place evaluation's rule, and no allocation after init.
 //
-// Allocations are counted as in test_args.cpp: every global operator new of this program is replaced by a
-// counting one (not under AddressSanitizer, whose runtime owns them), and Eigen's own heap allocations are
-// counted through EIGEN_RUNTIME_NO_MALLOC with an eigen_assert that counts its "heap allocation is
-// forbidden" failures instead of aborting. Both macros come before any Eigen header.
-#include <cstddef>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <new>
-
-namespace kiln_test {
-inline std::size_t eigen_allocations = 0;
-[[noreturn]] inline void assertion_failed(char const* what, char const* file, int line) {
-    std::fprintf(stderr, "%s:%d: Eigen assertion failed: %s\n", file, line, what);
-    std::abort();
-}
-inline void eigen_check(bool ok, char const* what, char const* file, int line) {
-    if (ok) return;
-    if (std::strstr(what, "heap allocation is forbidden") != nullptr) ++eigen_allocations;
-    else assertion_failed(what, file, line);
-}
-}  // namespace kiln_test
-#define EIGEN_RUNTIME_NO_MALLOC
-#define eigen_assert(x) ::kiln_test::eigen_check(static_cast<bool>(x), #x, __FILE__, __LINE__)
+// Allocations are counted twice (tests/count_allocations.hpp): operator new and Eigen's own heap allocations.
+#include "count_allocations.hpp"  // first: before any Eigen header
 
 #include <kiln/kiln.hpp>
 #include <kiln/optim.hpp>
@@ -39,31 +17,6 @@ inline void eigen_check(bool ok, char const* what, char const* file, int line) {
 #include <tuple>
 #include <type_traits>
 #include <utility>
-
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define KILN_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define KILN_TEST_ASAN 1
-#endif
-
-namespace kiln_test {
-inline std::size_t news = 0;
-}
-#ifndef KILN_TEST_ASAN
-void* operator new(std::size_t n) {
-    ++kiln_test::news;
-    if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
-    throw std::bad_alloc();
-}
-void* operator new[](std::size_t n) { return ::operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-#endif
 
 namespace {
 
