@@ -37,6 +37,7 @@
 #include <boost/hana/pair.hpp>
 #include <boost/mp11/algorithm.hpp>
 
+#include <array>
 #include <cstddef>
 #include <tuple>
 #include <type_traits>
@@ -209,6 +210,10 @@ struct rebuild<std::pair<A, B>, Leaf> {
 template <class S, class... Vs, template <class> class Leaf>
 struct rebuild<fields<S, Vs...>, Leaf> {
     using type = fields<S, typename rebuild<Vs, Leaf>::type...>;
+};
+template <class T, std::size_t N, template <class> class Leaf>
+struct rebuild<std::array<T, N>, Leaf> {  // an output pytree's std::array (kiln::vmap's outputs)
+    using type = std::array<typename rebuild<T, Leaf>::type, N>;
 };
 
 template <class M, template <class> class Leaf, class Keys = map_keys_of<M>>

@@ -88,13 +88,6 @@ struct bind<vmap_tag<F, Arg, Axis>, V, Leaf, Where> {
     using wrt = std::conditional_t<valid, mp_list<slot>, mp_list<>>;
 };
 
-template <class Bound, template <class> class Leaf>
-struct rebuild;
-template <class T, std::size_t N, template <class> class Leaf>
-struct rebuild<std::array<T, N>, Leaf> {
-    using type = std::array<typename rebuild<T, Leaf>::type, N>;
-};
-
 // Argument I of Args as f receives it in one example: its slots, or itself when it is not mapped.
 template <class F, std::size_t I, int Axis, class Arg>
 struct mapped_argument {

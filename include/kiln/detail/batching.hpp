@@ -145,7 +145,8 @@ inline constexpr bool vector_like = M::rank == 0 || M::rows == 1 || M::cols == 1
 
 // An operand that is the same for every example, laid out to broadcast against values batched along B
 // (one example per row for B = 0): a vector as a row for B = 0, as a column for B = 1; a scalar or
-// anything else as it is.
+// anything else as it is. (transpose is found by argument-dependent lookup on the tracer, in namespace
+// kiln: ops/transpose.hpp includes this file.)
 template <int B, class X>
 constexpr auto oriented(X const& x) {
     using M = meta_of_tracer<X>;
@@ -155,8 +156,6 @@ constexpr auto oriented(X const& x) {
     else return x;
 }
 
-// (transpose is found by argument-dependent lookup on the tracer, in namespace kiln: ops/transpose.hpp
-// includes this file.)
 // Operand `op` batched along B: its batched value, transposed when it is batched along the other axis, or
 // for an operand that is the same for every example, that value oriented to broadcast (above).
 template <int B, class Op>
@@ -180,14 +179,6 @@ template <class P, class... Ops>
 constexpr auto batch_pointwise(Ops... ops) {
     constexpr int B = detail::first_axis<Ops...>();
     return batched<B>(make_node<P, decltype(detail::at_axis<B>(ops))...>());
-}
-
-// The length of one example (a scalar or a vector).
-template <class M>
-constexpr long example_length() {
-    if constexpr (M::rank == 0) return 1;
-    else if constexpr (M::rows == 1) return M::cols;
-    else return M::rows;
 }
 
 // ---------------------------------------------------------------------------------------------------
