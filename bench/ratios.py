@@ -52,6 +52,16 @@ LABELS = {
     "pose_gradient": "pose residual of the oracle, value and 1×12 gradient",
     "rat43": "NIST Rat43 residual, value and 1×4 Jacobian",
     "reprojection": "reprojection residual, value and 2×12 Jacobian",
+    # bench_train, bench_vmap ("[loop]": a loop of jit(f) over the 1000 examples)
+    "train_step": "MLP training step, 512 two-moons points, 2→32→2, value_and_grad + Adam",
+    "mlp_score": "vmap: per-row MLP score, 1000×32 → 32, tanh",
+    "mlp_score[loop]": "loop of jit(f): per-row MLP score, tanh",
+    "mlp_score_relu": "vmap: per-row MLP score, ReLU",
+    "mlp_score_relu[loop]": "loop of jit(f): per-row MLP score, ReLU",
+    "logistic_grads": "vmap(grad): per-example logistic gradients, 1000×32",
+    "logistic_grads[loop]": "loop of jit(grad(f)): per-example logistic gradients",
+    "log_softmax": "vmap: log_softmax of 1000 rows of 100",
+    "log_softmax[loop]": "loop of jit(f): log_softmax of 1000 rows of 100",
 }
 PEERS = {"ceres": "Ceres Jets", "ceres_cost": "Ceres AutoDiffCostFunction", "autodiffscalar": "Eigen AutoDiffScalar"}
 VERSION = re.compile(r"^(?P<workload>.+?)_(?P<version>(?:kiln|eigen|peer)(?:_(?P<variant>\w+))?|expert|stepwise|primal)$")
