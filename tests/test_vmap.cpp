@@ -7,6 +7,7 @@
 //                      reassembled from the per-example ones.
 //   Vmap.*             per-example gradients, grad through a vmap, jit(vmap(f)), pytree arguments, tuple and
 //                      unmapped outputs, the batched graph's text, batch-size mismatches.
+#include "oracle.hpp"
 #include "vmap_support.hpp"
 
 // ---------------------------------------------------------------------------------------------------

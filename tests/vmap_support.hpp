@@ -5,7 +5,6 @@
 #ifndef KILN_TESTS_VMAP_SUPPORT_HPP
 #define KILN_TESTS_VMAP_SUPPORT_HPP
 
-#include "oracle.hpp"
 #include "support.hpp"
 
 #include <kiln/kiln.hpp>
