@@ -200,7 +200,7 @@ struct vmap_trace {
         } else {
             using outs = output_nodes<result>;
             using pass = batching_pass<outs, typename all::slots>;
-            if constexpr (!pass::valid) return static_cast<void>(pass::ok), failed_trace{};
+            if constexpr (!pass::valid::value) return static_cast<void>(pass::ok::value), failed_trace{};
             else return typename rebuild<result, leaf_of<pass>::template leaf>::type{};
         }
     }

@@ -121,16 +121,22 @@ struct origin_of<ops::vmap_slot_p<Axis>, Child> {
 // ---------------------------------------------------------------------------------------------------
 // What batching rules receive and return.
 // ---------------------------------------------------------------------------------------------------
-template <int Axis, class Phys, class Example>
-struct batch_operand {
+// No static member of these is named after a node type (g++ gives every static data member of a class
+// template a mangled name, and names that spell graph types made the pass cubic in the graph's size: 50 s
+// at 400 nodes): `axis` comes from a base named by the axis alone, and the pass's flags are type aliases.
+template <int Axis>
+struct batch_axis {
     static constexpr int axis = Axis;
+};
+
+template <int Axis, class Phys, class Example>
+struct batch_operand : batch_axis<Axis> {
     using phys = Phys;
     using example = Example;
 };
 
 template <int Axis, class Value>
-struct batch_result {
-    static constexpr int axis = Axis;
+struct batch_result : batch_axis<Axis> {
     using value = Value;
 };
 // A rule's result: value, batched along Axis (-1: the same for every example).
@@ -178,7 +184,7 @@ constexpr int first_axis() {
 template <class P, class... Ops>
 constexpr auto batch_pointwise(Ops... ops) {
     constexpr int B = detail::first_axis<Ops...>();
-    return batched<B>(make_node<P, decltype(detail::at_axis<B>(ops))...>());
+    return batch_result<B, make_node<P, decltype(detail::at_axis<B>(ops))...>>{};
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -189,27 +195,19 @@ constexpr auto batch_pointwise(Ops... ops) {
 // after a diagnostic about it or an operand.
 inline constexpr int failed_axis = -2;
 template <int Axis, class Expr, class Rule = void>
-struct bat {
-    static constexpr int axis = Axis;
+struct bat : batch_axis<Axis> {
     using expr = Expr;
 };
 // Raises the diagnostic of a node whose rule failed (Rule: its batch_rule), once the pass is known to
 // have failed (the pass's `valid` is computed without raising anything: see kiln/vmap.hpp).
 template <class B>
-struct raise_failed {
-    static constexpr bool ok = true;
-};
+struct raise_failed : std::true_type {};
 template <class Expr, class Rule>
     requires(!std::is_void_v<Rule>)
-struct raise_failed<bat<failed_axis, Expr, Rule>> {
-    static constexpr bool ok = Rule::ok;
-};
+struct raise_failed<bat<failed_axis, Expr, Rule>> : Rule::ok {};
 
-template <class P>
-struct has_batch_rule_of {
-    template <class Y, class... Ops>
-    static constexpr bool value = requires { P::batch(Y{}, Ops{}...); };
-};
+template <class P, class Y, class... Ops>
+using has_batch_rule = std::bool_constant<requires { P::batch(Y{}, Ops{}...); }>;
 
 // Node N (primitive P) on the batched operands Ops: its rule's result, or a kiln: diagnostic.
 template <class N, class... Ops>
@@ -218,13 +216,13 @@ template <class P, class... Ch, class... Ops>
 struct batch_rule<node<P, Ch...>, Ops...> {
     using N = node<P, Ch...>;
     using I = info<N>;
-    static constexpr bool fits = vector_like<I>;
-    static constexpr bool has_rule = has_batch_rule_of<P>::template value<tracer<N>, Ops...>;
-    static constexpr bool pointwise = I::pointwise;
-    static constexpr bool ok =
-        raise_if<!fits, diagnostic::vmap_batched_rank, P, operand_description<typename I::operand_meta>>::ok &&
-        raise_if<(fits && !has_rule && !pointwise), diagnostic::vmap_no_rule, P,
-                 operand_description<typename info<Ch>::operand_meta>...>::ok;
+    using fits = std::bool_constant<vector_like<I>>;
+    using has_rule = has_batch_rule<P, tracer<N>, Ops...>;
+    using pointwise = std::bool_constant<I::pointwise>;
+    using ok = std::bool_constant<
+        raise_if<!fits::value, diagnostic::vmap_batched_rank, P, operand_description<typename I::operand_meta>>::ok &&
+        raise_if<(fits::value && !has_rule::value && !pointwise::value), diagnostic::vmap_no_rule, P,
+                 operand_description<typename info<Ch>::operand_meta>...>::ok>;
     struct by_rule {
         using type = decltype(P::batch(tracer<N>{}, Ops{}...));
     };
@@ -234,10 +232,10 @@ struct batch_rule<node<P, Ch...>, Ops...> {
     struct failed {  // after a diagnostic: marks the node (and its users) so nothing else is reported
         using type = batch_result<failed_axis, tracer<N>>;
     };
-    using result = typename std::conditional_t<
-        (fits && has_rule), by_rule, std::conditional_t<(fits && pointwise), by_pointwise, failed>>::type;
-    static constexpr bool valid = fits && (has_rule || pointwise);
-    using type = bat<(valid ? result::axis : failed_axis), typename result::value::kiln_expr, batch_rule>;
+    using result = typename std::conditional_t<(fits::value && has_rule::value), by_rule,
+                                               std::conditional_t<(fits::value && pointwise::value), by_pointwise, failed>>::type;
+    using valid = std::bool_constant<fits::value && (has_rule::value || pointwise::value)>;
+    using type = bat<(valid::value ? result::axis : failed_axis), typename result::value::kiln_expr, batch_rule>;
 };
 
 // The operand of slot S, checked against the batch size of the first slot F (none for F itself).
@@ -273,13 +271,14 @@ struct batched_at<D, I, node<P, Ch...>> {
     struct rebuilt {
         using type = bat<-1, typename make_node<P, tracer<typename of<Ch>::expr>...>::kiln_expr>;
     };
-    static constexpr bool any_failed = ((of<Ch>::axis == failed_axis) || ...);
-    static constexpr bool any_batched = ((of<Ch>::axis >= 0) || ...);
-    static constexpr bool any_rewritten = (!std::is_same_v<typename of<Ch>::expr, Ch> || ...);
+    using any_failed = std::bool_constant<((of<Ch>::axis == failed_axis) || ...)>;
+    using any_batched = std::bool_constant<((of<Ch>::axis >= 0) || ...)>;
+    using any_rewritten = std::bool_constant<(!__is_same(typename of<Ch>::expr, Ch) || ...)>;
     using type = typename std::conditional_t<
         in_set<N, typename D::slots>::value, slot,
-        std::conditional_t<any_failed, std::type_identity<bat<failed_axis, N>>,
-        std::conditional_t<any_batched, by_rule, std::conditional_t<any_rewritten, rebuilt, std::type_identity<bat<-1, N>>>>>>::type;
+        std::conditional_t<any_failed::value, std::type_identity<bat<failed_axis, N>>,
+        std::conditional_t<any_batched::value, by_rule,
+                           std::conditional_t<any_rewritten::value, rebuilt, std::type_identity<bat<-1, N>>>>>>::type;
 };
 
 template <class D, class Seq = std::make_index_sequence<boost::mp11::mp_size<typename D::nodes>::value>>
@@ -292,9 +291,7 @@ struct all_batched<D, std::index_sequence<J...>> {
 template <class L>
 struct raise_all;
 template <class... Bs>
-struct raise_all<mp_list<Bs...>> {
-    static constexpr bool ok = (raise_failed<Bs>::ok && ...);
-};
+struct raise_all<mp_list<Bs...>> : std::bool_constant<(raise_failed<Bs>::value && ...)> {};
 
 // The batched forms of the per-example graph of Outputs, whose slots are Slots: of<O> for an output O.
 template <class Outputs, class Slots>
@@ -311,8 +308,8 @@ struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
     template <class O>
     using of = boost::mp11::mp_at_c<forced, position_in<O, typename desc::map>::value>;
     // Whether every output could be batched, and (to be read only when not) the diagnostics.
-    static constexpr bool valid = ((of<Outputs>::axis != failed_axis) && ...);
-    static constexpr bool ok = raise_all<forced>::ok;
+    using valid = std::bool_constant<((of<Outputs>::axis != failed_axis) && ...)>;
+    using ok = raise_all<forced>;
 };
 
 }  // namespace detail
