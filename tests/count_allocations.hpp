@@ -4,7 +4,7 @@
 // through EIGEN_RUNTIME_NO_MALLOC with an eigen_assert that counts its "heap allocation is forbidden"
 // failures (kiln_test::eigen_allocations) instead of aborting (every other failed assertion aborts).
 // Include it first, before any Eigen header, in a test that is its own program (no other translation unit
-// may see Eigen differently); tests set Eigen::internal::set_is_malloc_allowed(false) around what they count.
+// may see Eigen differently); kiln_test::allocations_in(f) counts what f allocates.
 #ifndef KILN_TESTS_COUNT_ALLOCATIONS_HPP
 #define KILN_TESTS_COUNT_ALLOCATIONS_HPP
 
@@ -53,5 +53,34 @@ void operator delete[](void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #endif
+
+#include <Eigen/Core>
+
+namespace kiln_test {
+// What f() allocates: calls of operator new (none counted under AddressSanitizer) and Eigen's heap
+// allocations; counter_works says the operator new counter was seen to count just before.
+struct allocation_count {
+    std::size_t news = 0, eigen = 0;
+    bool counter_works = true;
+};
+template <class F>
+allocation_count allocations_in(F&& f) {
+    allocation_count a;
+#ifndef KILN_TEST_ASAN
+    std::size_t const probe = news;
+    void* volatile block = ::operator new(16);  // (a new-expression may be elided, a direct call may not)
+    ::operator delete(block);
+    a.counter_works = news == probe + 1;
+#endif
+    std::size_t const news_before = news;
+    eigen_allocations = 0;
+    Eigen::internal::set_is_malloc_allowed(false);
+    f();
+    Eigen::internal::set_is_malloc_allowed(true);
+    a.news = news - news_before;
+    a.eigen = eigen_allocations;
+    return a;
+}
+}  // namespace kiln_test
 
 #endif
