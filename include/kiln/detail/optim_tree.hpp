@@ -62,18 +62,11 @@ template <class Rules, bool Owning>
 struct children_leaves;
 template <class... Rules, bool Owning>
 struct children_leaves<mp_list<Rules...>, Owning> : leaves_concat<tree_leaves<Rules, Owning>...> {};
-template <class A, class Site, bool Owning>
-struct tree_leaves<arg_rule<A, Site, arg_kind::tuple>, Owning>
-    : children_leaves<typename arg_rule<A, Site, arg_kind::tuple>::fold::rules, Owning> {};
-template <class A, class Site, bool Owning>
-struct tree_leaves<arg_rule<A, Site, arg_kind::aggregate>, Owning>
-    : children_leaves<typename arg_rule<A, Site, arg_kind::aggregate>::fold::rules, Owning> {};
-template <class A, class Site, bool Owning>
-struct tree_leaves<arg_rule<A, Site, arg_kind::hana_struct>, Owning>
-    : children_leaves<typename arg_rule<A, Site, arg_kind::hana_struct>::fold::rules, Owning> {};
-template <class A, class Site, bool Owning>
-struct tree_leaves<arg_rule<A, Site, arg_kind::hana_map>, Owning>
-    : children_leaves<typename arg_rule<A, Site, arg_kind::hana_map>::fold::rules, Owning> {};
+// A container (tuple, plain aggregate, Hana struct or map: detail/args.hpp's container_rule): its children's.
+template <class A, class Site, arg_kind Kind, bool Owning>
+    requires requires { typename arg_rule<A, Site, Kind>::fold; }
+struct tree_leaves<arg_rule<A, Site, Kind>, Owning>
+    : children_leaves<typename arg_rule<A, Site, Kind>::fold::rules, Owning> {};
 // std::cref(x): read through, in gradients only.
 template <class A, class Site>
 struct tree_leaves<arg_rule<A, Site, arg_kind::reference>, false>
