@@ -81,8 +81,9 @@ void set_zero(Params& tree) {
         else leaf = 0;
     });
 }
+// A copy of params with every leaf zero (an optimizer's initial state; not kiln::zeros_like, which is traced).
 template <class Params>
-Params zeros_like(Params const& params) {
+Params zeros_of(Params const& params) {
     Params zeros = params;
     static_cast<void>(optim_params<Params>::reported);  // a kiln: diagnostic for a rejected leaf
     if constexpr (optim_params<Params>::ok) detail::set_zero(zeros);
@@ -182,7 +183,7 @@ struct sgd_optimizer {
 
     template <class Params>
     sgd_state<Params> init(Params const& params) const {
-        sgd_state<Params> state{std::nullopt, detail::zeros_like(params)};
+        sgd_state<Params> state{std::nullopt, detail::zeros_of(params)};
         if (momentum != 0.0) state.trace = state.updates;
         return state;
     }
@@ -245,7 +246,7 @@ struct adam_optimizer {
 
     template <class Params>
     adam_state<Params> init(Params const& params) const {
-        Params zeros = detail::zeros_like(params);
+        Params zeros = detail::zeros_of(params);
         return adam_state<Params>{0, zeros, zeros, std::move(zeros)};
     }
     template <class Grads, class Params>

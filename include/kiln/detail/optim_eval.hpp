@@ -48,12 +48,13 @@ struct writes_in_place<K, std::index_sequence<I...>> {
         constexpr std::size_t n = sizeof...(I);
         // Index j + 1 is node j (a leading entry keeps the arrays non-empty).
         constexpr bool computed[] = {false, (info<node_of<K, I>>::kind == node_kind::computed)...};
-        constexpr bool pointwise[] = {false, (is_alias<node_of<K, I>>::value || info<node_of<K, I>>::pointwise)...};
+        constexpr bool alias[] = {false, is_alias<node_of<K, I>>::value...};
+        constexpr bool pointwise[] = {false, (alias[I + 1] || info<node_of<K, I>>::pointwise)...};
         constexpr int rank[] = {0, info<node_of<K, I>>::rank...};
         constexpr unsigned stretched[] = {0u, info<node_of<K, I>>::broadcast_mask...};
         if (p.outputs.size() != 1) return false;
         std::size_t const out = p.outputs[0];
-        if (!computed[out + 1] || is_alias_at(out) || rank[out + 1] != 2 || !pointwise[out + 1]) return false;
+        if (!computed[out + 1] || alias[out + 1] || rank[out + 1] != 2 || !pointwise[out + 1]) return false;
         for (std::size_t j = 0; j < n; ++j)
             if (j != out && p.materialise[j] && rank[j + 1] != 0) return false;
         // The output's fused expression: out and the computed nodes inlined below it.
@@ -76,10 +77,6 @@ struct writes_in_place<K, std::index_sequence<I...>> {
             }
         }
         return true;
-    }
-    static constexpr bool is_alias_at(std::size_t j) {
-        constexpr bool alias[] = {false, is_alias<node_of<K, I>>::value...};
-        return alias[j + 1];
     }
     static constexpr bool value = check();
 };
