@@ -1,4 +1,4 @@
-// The oracle's pose_residual (shared/oracle/cases.py): ||R(w) p + t - q||² with R(w) the rotation of the
+// The oracle's pose_residual (tests/oracle/generate.py): ||R(w) p + t - q||² with R(w) the rotation of the
 // axis-angle vector w (Rodrigues: I + sin(th) K + (1 - cos(th)) K K, K the skew matrix of w / |w|), written
 // with kiln::at and kiln::matrix as tests/test_oracle_forward.cpp does, and its data. Timed forward in
 // bench_forward.cpp and with its gradient in bench_jacobian.cpp.

@@ -1,19 +1,20 @@
-// The PyTorch oracle for kiln's tests: shared/oracle/cases.json, computed with autograd in float64 from the
-// functions in shared/oracle/cases.py, and the C++ mirror of each of those functions on kiln operations.
+// The PyTorch oracle for kiln's tests: tests/oracle/cases.json, computed with autograd in float64 from the
+// functions in tests/oracle/generate.py, and the C++ mirror of each of those functions on kiln operations.
 // Used by tests/test_oracle_forward.cpp (values) and tests/test_oracle_grad.cpp (gradients).
 //
 // The file is KILN_ORACLE_JSON, defined for those targets in tests/CMakeLists.txt as
-// ${PROJECT_SOURCE_DIR}/../shared/oracle/cases.json (CI clones the repository with shared/ beside it).
+// ${PROJECT_SOURCE_DIR}/tests/oracle/cases.json. Regenerate it with
+// `python3 tests/oracle/generate.py > tests/oracle/cases.json` (Debian's python3-torch).
 // A missing or unreadable file FAILS every test that needs it, with the path in the message: it never skips.
 //
 // Notes on the mirrors (at the end of this file):
 // - Broadcasting in kiln is decided by static extents only, so the 1 x n biases of mlp_mse are passed as
 //   Eigen::RowVectorXd (or fixed 1 x n): a MatrixXd that is 1 x 8 at run time must match exactly.
 // - log1p(t) is written log(1 + t), logsumexp along rows as log(sum(exp(x), axis<1>)) (the inputs are in
-//   [-3, 3]), x ** 2 as x * x; the operand order follows cases.py so the roundings are the same ones.
-// - normal_logpdf's 0.5 * log(2 pi) is the correctly rounded constant; Python's 0.5 * math.log(2 * math.pi)
-//   is 1 ulp below it, far inside the tolerance (and no gradient depends on it).
-// - pose_residual builds the skew matrix with kiln::at and kiln::matrix<3, 3>, as cases.py stacks k[i]; its
+//   [-3, 3]), x ** 2 as x * x; generate.py uses PyTorch's own formulations (softplus, log_softmax,
+//   Normal.log_prob, matrix_norm), so the two round differently, by a few ulps.
+// - normal_logpdf's 0.5 * log(2 pi) is the correctly rounded constant.
+// - pose_residual builds the skew matrix with kiln::at and kiln::matrix<3, 3>, as generate.py stacks k[i]; its
 //   0 * k[0] entries are the constant 0 (the same value, and the same derivative, 0: k is finite).
 #ifndef KILN_TESTS_ORACLE_HPP
 #define KILN_TESTS_ORACLE_HPP
@@ -37,7 +38,7 @@
 #include <vector>
 
 #ifndef KILN_ORACLE_JSON
-#error "KILN_ORACLE_JSON must be the path of shared/oracle/cases.json (tests/CMakeLists.txt defines it)"
+#error "KILN_ORACLE_JSON must be the path of tests/oracle/cases.json (tests/CMakeLists.txt defines it)"
 #endif
 
 namespace kiln_oracle {
@@ -272,8 +273,8 @@ inline Oracle const& oracle() {
         std::ifstream in(path, std::ios::binary);
         if (!in) {
             r.error = "cannot open the oracle " + path +
-                      " (KILN_ORACLE_JSON, from tests/CMakeLists.txt). It is shared/oracle/cases.json, "
-                      "expected beside the repository; regenerate it with shared/oracle/cases.py.";
+                      " (KILN_ORACLE_JSON, from tests/CMakeLists.txt). Regenerate it with "
+                      "python3 tests/oracle/generate.py > tests/oracle/cases.json.";
             return r;
         }
         std::ostringstream buffer;
@@ -426,7 +427,7 @@ inline RowMajorMap row_major_map(Tensor const& t) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The mirrors of cases.py, one generic function each, in the order of cases.py.
+// The mirrors of generate.py, one generic function each, in the order of generate.py.
 // ---------------------------------------------------------------------------------------------------
 
 // torch.sum(torch.sin(x) * y + torch.exp(-x * x))

@@ -17,7 +17,7 @@
 #include <vector>
 
 #ifndef KILN_ORACLE_JSON
-#error "KILN_ORACLE_JSON must be the path of shared/oracle/cases.json (tests/CMakeLists.txt defines it)"
+#error "KILN_ORACLE_JSON must be the path of tests/oracle/cases.json (tests/CMakeLists.txt defines it)"
 #endif
 
 namespace {
@@ -625,7 +625,7 @@ TEST(ReduceVectors, DotOuterTextAndCost) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The oracle's cases that are these primitives (shared/oracle/cases.py, PyTorch float64), within 1e-12
+// The oracle's cases that are these primitives (tests/oracle/generate.py, PyTorch float64), within 1e-12
 // relative. tests/test_oracle_forward.cpp mirrors them with exp/log/sum; here they are logsumexp and
 // log_softmax themselves. The reader below knows just enough of cases.json: a case's input's "data"
 // array (row-major) and its "output".

@@ -1,5 +1,5 @@
-// kiln's forward values against an independent oracle: shared/oracle/cases.json, computed with PyTorch
-// autograd in float64 from the functions in shared/oracle/cases.py. Each case is mirrored here in C++ on
+// kiln's forward values against an independent oracle: tests/oracle/cases.json, computed with PyTorch
+// autograd in float64 from the functions in tests/oracle/generate.py. Each case is mirrored here in C++ on
 // kiln operations, evaluated by kiln::jit, and compared within 1e-12 relative. Every mirrored case is
 // run twice: with the plain Eigen types the oracle's shapes suggest, and with other Eigen forms (fixed
 // sizes, row-major Maps over the oracle's own buffers, column-vector Maps) that kiln binds without a copy.

@@ -1,5 +1,5 @@
-// kiln's gradients against an independent oracle: shared/oracle/cases.json, whose gradients PyTorch autograd
-// computed in float64 from the functions in shared/oracle/cases.py. Each case's mirror (tests/oracle.hpp) is
+// kiln's gradients against an independent oracle: tests/oracle/cases.json, whose gradients PyTorch autograd
+// computed in float64 from the functions in tests/oracle/generate.py. Each case's mirror (tests/oracle.hpp) is
 // differentiated with respect to all its floating-point inputs in one graph,
 // kiln::jit(kiln::value_and_grad(f, kiln::argnums<...>)), and its value and every gradient are compared with
 // the oracle's within 1e-10 relative, element by element: a gradient the oracle has as an exact zero (that of

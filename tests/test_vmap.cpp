@@ -1,7 +1,7 @@
 // kiln::vmap against a loop (tests/vmap_support.hpp): every batched result is compared with f (or grad(f))
 // jitted on one example at a time, the examples stacked by hand. Every primitive family: test_vmap_primitives.cpp.
 //
-//   VmapOracle.*       the functions of shared/oracle/cases.py in per-example form (tests/oracle.hpp): each
+//   VmapOracle.*       the functions of tests/oracle/generate.py in per-example form (tests/oracle.hpp): each
 //                      example's value and its gradient through vmap(grad(f)) against a loop, and where the
 //                      case is a sum (or mean) over its examples, the oracle's output and gradients
 //                      reassembled from the per-example ones.
