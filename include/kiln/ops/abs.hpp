@@ -4,6 +4,10 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/compare.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/ops/neg.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <cmath>
 #include <string_view>

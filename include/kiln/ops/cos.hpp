@@ -4,6 +4,9 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/neg.hpp>
+#include <kiln/ops/sin.hpp>
 
 #include <cmath>
 #include <string_view>

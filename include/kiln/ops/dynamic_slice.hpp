@@ -132,4 +132,8 @@ constexpr auto dynamic_segment(V const&, S const&) {
 }
 }  // namespace kiln
 
+// The derivative of a slice is a pad (dynamic_pad_p, declared above), which refers back to the slice: included
+// last, so that either header can be included first.
+#include <kiln/ops/pad.hpp>
+
 #endif

@@ -4,6 +4,7 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/div.hpp>
 
 #include <cmath>
 #include <string_view>

@@ -4,6 +4,8 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/add.hpp>
+#include <kiln/ops/div.hpp>
 
 #include <cmath>
 #include <string_view>

@@ -7,6 +7,9 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/exp.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
 
 #include <cmath>

@@ -14,8 +14,9 @@
 
 #include <kiln/detail/batch_spread.hpp>
 #include <kiln/detail/make.hpp>
-#include <kiln/ops/concatenate.hpp>
 #include <kiln/detail/structural.hpp>
+#include <kiln/ops/at.hpp>
+#include <kiln/ops/concatenate.hpp>
 
 #include <cstddef>
 #include <string_view>

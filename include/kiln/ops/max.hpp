@@ -6,6 +6,10 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/cast.hpp>
+#include <kiln/ops/compare.hpp>
+#include <kiln/ops/div.hpp>
+#include <kiln/ops/mul.hpp>
 #include <kiln/ops/sum.hpp>
 
 #include <limits>

@@ -6,6 +6,7 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/div.hpp>
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/sum.hpp>
 

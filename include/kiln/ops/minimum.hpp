@@ -4,6 +4,9 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/compare.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <algorithm>
 #include <cstddef>

@@ -9,6 +9,8 @@
 #include <kiln/detail/eigen.hpp>
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/matmul.hpp>
+#include <kiln/ops/transpose.hpp>
 
 #include <cstdint>
 #include <cstddef>

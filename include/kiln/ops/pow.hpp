@@ -10,6 +10,11 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/compare.hpp>
+#include <kiln/ops/log.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/sub.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <cmath>
 #include <cstddef>

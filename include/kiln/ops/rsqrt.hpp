@@ -4,6 +4,8 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/div.hpp>
+#include <kiln/ops/mul.hpp>
 
 #include <cmath>
 #include <string_view>

@@ -149,4 +149,8 @@ constexpr auto segment(V const&) {
 }
 }  // namespace kiln
 
+// The derivative of a slice is a pad (pad_p, declared above), which refers back to the slice: included
+// last, so that either header can be included first.
+#include <kiln/ops/pad.hpp>
+
 #endif

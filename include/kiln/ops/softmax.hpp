@@ -6,6 +6,9 @@
 
 #include <kiln/detail/make.hpp>
 #include <kiln/detail/reduction.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/sub.hpp>
+#include <kiln/ops/sum.hpp>
 
 #include <string_view>
 #include <type_traits>

@@ -4,6 +4,9 @@
 
 #include <kiln/detail/elementwise.hpp>
 #include <kiln/detail/make.hpp>
+#include <kiln/ops/mul.hpp>
+#include <kiln/ops/square.hpp>
+#include <kiln/ops/sub.hpp>
 
 #include <cmath>
 #include <string_view>
