@@ -1,6 +1,6 @@
 # The examples of kiln's Markdown docs, compiled and run as tests (label `docs`).
 #
-#   kiln_add_docs_test(<name> <file.md> [PROGRAMS_ONLY])
+#   kiln_add_docs_test(<name> <file.md> [PROGRAMS_ONLY])     <file.md> relative to the project's root
 #
 # At configure time, every ```cpp block of <file.md> is extracted into one generated translation unit,
 # <build>/tests/docs/<name>.cpp, built as the executable <name> and run as the CTest test <name>. Editing
@@ -8,17 +8,19 @@
 # only when its text changes, so nothing is rebuilt otherwise.
 #
 # The convention for a ```cpp block (other fences, ```python for JAX, ```text, ```cmake, are left alone):
-#   - a block containing `int main(` is a complete program: it is put in a namespace of its own, its main
-#     renamed, and run; it passes when it returns 0 without throwing;
-#   - any other block is the body of a function, with `#include <kiln/kiln.hpp>` and
+#   - a block containing `int main()` is a complete program: it is put in a namespace of its own, its main
+#     renamed, and run; it passes when it returns 0 (or falls off its end) without throwing;
+#   - any other block is the body of a function, with `#include <kiln/kiln.hpp>`, `<cassert>` and
 #     `using namespace kiln::literals;` in scope: it may declare variables, lambdas and local structs, and
 #     it is run too (an exception fails the test), so it must define what it uses.
 # With PROGRAMS_ONLY, only the complete programs are taken (for a file whose other blocks are excerpts that
-# use names defined elsewhere, as README.md's). In both, `#include` lines are moved to the top of the file. Each block is preceded by a #line directive,
-# so a compile error points at the Markdown file and its line. The executable runs every block in order and
-# prints `<file>:<line>: ok` per block; with a line number as its argument it runs that block only.
-# Warnings are errors as in kiln's other tests, except the unused-value family: an example may compute a
-# value only to show how it is spelled.
+# use names defined elsewhere, as README.md's). `#include` lines are moved to the top of the file. Each
+# block is preceded by a #line directive, so a compile error or a failed assert points at the Markdown file
+# and its line. The executable runs every block in order and prints `<file>:<line>: ok` per block (`threw:
+# <what>`, `FAILED`); with a line number as its argument it runs that block only.
+# Warnings are errors as in kiln's other tests, except the unused-value family (an example may compute a
+# value only to show how it is spelled), and `assert` is on (NDEBUG is undefined): it checks what the text
+# says.
 
 function(kiln_add_docs_test name markdown)
   cmake_parse_arguments(PARSE_ARGV 2 arg "PROGRAMS_ONLY" "" "")
