@@ -324,6 +324,37 @@ TEST(Grad, JacobianAndHessian) {
     expect_close(gs, Eigen::Vector3d(x.array().exp()));
 }
 
+// Issue 17: the Jacobian of a scalar-valued function of n > 1 inputs is reverse mode: one cotangent, the
+// very graph of kiln::grad (it was n forward passes, one per input element). Its value is the gradient,
+// shaped like x, and agrees with central finite differences.
+TEST(Grad, TheJacobianOfAScalarFunctionIsOneReversePass) {
+    auto f = [](auto const& v) { return kiln::sum(kiln::sin(v) * v) + kiln::square(kiln::dot(v, v)); };
+    Eigen::Vector4d const x(0.3, -0.2, 0.5, 0.9);
+    Eigen::Vector4d const J = kiln::jit(kiln::jacobian(f))(x);
+    Eigen::Vector4d const g = kiln::jit(kiln::grad(f))(x);
+    expect_close(J, g, 0);
+    auto value = [](Eigen::Vector4d const& v) { return (v.array().sin() * v.array()).sum() + std::pow(v.dot(v), 2); };
+    double const h = 1e-6;
+    for (int j = 0; j < 4; ++j) {
+        Eigen::Vector4d const e = Eigen::Vector4d::Unit(j) * h;
+        EXPECT_NEAR(J(j), (value(x + e) - value(x - e)) / (2 * h), 1e-8) << "at " << j;
+    }
+    // Structurally: grad's graph, node for node (forward mode had one tangent pass per element).
+    auto const jac = kiln::trace(kiln::jacobian(f), x);
+    auto const grad = kiln::trace(kiln::grad(f), x);
+    static_assert(decltype(jac)::num_nodes() == decltype(grad)::num_nodes());
+    EXPECT_EQ(jac.as_text(), grad.as_text());
+    // A row x gives a row, as grad does.
+    Eigen::RowVector4d const xr = x.transpose();
+    static_assert(std::is_same_v<decltype(kiln::jacobian(f)(xr)), Eigen::RowVector4d>);
+    expect_close(kiln::jacobian(f)(xr), Eigen::RowVector4d(g.transpose()), 0);
+    // Few outputs, more inputs (2 x 4): reverse mode too, one cotangent per output.
+    auto r = [](auto const& v) { return kiln::vector(kiln::sum(kiln::exp(v)), kiln::dot(v, v)); };
+    Eigen::Matrix<double, 2, 4> const Jr = kiln::jit(kiln::jacobian(r))(x);
+    expect_close(Eigen::RowVector4d(Jr.row(0)), Eigen::RowVector4d(x.array().exp().transpose()), 1e-15);
+    expect_close(Eigen::RowVector4d(Jr.row(1)), Eigen::RowVector4d(2 * x.transpose()), 1e-15);
+}
+
 TEST(Grad, DynamicSliceDerivativesCheckTheStartIndex) {
     MatrixXd x = MatrixXd::Random(5, 4);
     auto f = [](auto const& a, auto const& i) { return kiln::sum(kiln::square(kiln::dynamic_rows<2>(a, i))); };

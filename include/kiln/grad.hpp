@@ -624,9 +624,9 @@ struct jacobian_trace {
                 if constexpr (n < 0 || m < 0) {
                     return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
                                         operand_description<RM>>();
-                } else if constexpr (n <= m || RM::rank == 0) {
+                } else if constexpr (n <= m) {  // no more inputs than outputs: n tangents
                     return forward<R>(std::make_index_sequence<static_cast<std::size_t>(n)>{});
-                } else {
+                } else {  // fewer outputs than inputs (a scalar f: one cotangent, grad's own graph)
                     return reverse(std::make_index_sequence<static_cast<std::size_t>(m)>{});
                 }
             }
@@ -664,7 +664,9 @@ struct jacobian_trace {
             using g = typename reverse_pass<mp_list<typename R::kiln_expr>, mp_list<Seed>, mp_list<W>>::template of<W>::type;
             return derivative_or_zeros<W, g, mp_list<typename R::kiln_expr>>{};
         };
-        if constexpr (XM::rank == 0) {  // shaped like the result
+        if constexpr (RM::rank == 0) {  // a gradient, shaped and typed like x: exactly kiln::grad's graph
+            return row(std::integral_constant<long, 0>{});
+        } else if constexpr (XM::rank == 0) {  // shaped like the result
             return kiln::reshape<RM::rows, RM::cols>(
                 kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...));
         } else {
@@ -733,8 +735,10 @@ auto jvp(F f, std::tuple<Ps...> const& primals, std::tuple<Ts...> const& tangent
 
 // The Jacobian of f, a function of one fixed-size vector (or scalar) returning a fixed-size vector (or
 // scalar): the m x n matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a
-// scalar x, the derivative (shaped like the result). Forward mode (one tangent per input element) when
-// n <= m, reverse mode (one cotangent per result element) otherwise, as jax.jacfwd and jax.jacrev.
+// scalar x, the derivative (shaped like the result). The mode is chosen by the static sizes: forward mode
+// (one tangent per input element) when n <= m, reverse mode (one cotangent per result element) when m < n,
+// as jax.jacfwd and jax.jacrev; so a scalar f of n > 1 inputs is one reverse pass, kiln::grad's graph.
+// Square Jacobians (n == m, hessian's) are forward mode, as JAX's cookbook advises.
 template <class F>
 auto jacobian(F f) {
     return detail::jacobian_fn<F>{std::move(f)};
