@@ -240,7 +240,8 @@ struct checks_at_run_time<mp_list<Ys...>>
 
 // G, a derivative for the value W (already of W's shape and dtype by its formula), given W's static type
 // and checked against W's run-time shape, and against the shapes of the forward graph of Ys when those
-// are run-time ones (ops/shaped_like.hpp). Nothing is added where all of it is static.
+// are run-time ones and reading them costs no other argument (forward_check_is_free below;
+// ops/shaped_like.hpp). Nothing is added where all of it is static.
 template <class W, class G>
 inline constexpr bool typed_as_leaf = meta_of_tracer<G>::rank == info<W>::rank && meta_of_tracer<G>::rows == info<W>::rows &&
                                       meta_of_tracer<G>::cols == info<W>::cols && info<W>::rows >= 0 && info<W>::cols >= 0;
@@ -260,8 +261,29 @@ template <class W, class G, class... Ys>
 struct shaped_for<false, true, W, G, mp_list<Ys...>> {
     using type = make_node<ops::shaped_like_p<false>, G, tracer<Ys>...>;
 };
+// Whether the forward's run-time shape checks cost the derivative no argument: every parameter whose
+// extents they read (the dynamic ones of the forward graph of Ys) is read by Node, the derivative as typed
+// and checked without them, anyway. Otherwise they are left out: a parameter read only to check the shapes
+// of forward nodes the derivative never computes would be a parameter of a graph that does not use it
+// (the gradient of f(a, b, d) = sum(a * d) with respect to b is zeros of b's shape; a and d are not read).
+template <class Node, class Ys>
+struct forward_check_is_free;
+template <class Node, class... Ys>
+struct forward_check_is_free<Node, mp_list<Ys...>> {
+    using read = typename set_of<boost::mp11::mp_copy_if<typename info<Node>::topo, is_param_node>>::type;
+    template <class P>
+    using read_anyway = in_set<P, read>;
+    static constexpr bool value = boost::mp11::mp_all_of<
+        boost::mp11::mp_copy_if<typename topo_union_all<typename info<Ys>::topo...>::type, is_dynamic_param>,
+        read_anyway>::value;
+};
+template <bool Like, class W, class G, class Ys, bool Forward = checks_at_run_time<Ys>::value>
+struct shaped_with_checks : shaped_for<Like, false, W, G, Ys> {};
+template <bool Like, class W, class G, class Ys>
+struct shaped_with_checks<Like, W, G, Ys, true>
+    : shaped_for<Like, forward_check_is_free<typename shaped_for<Like, false, W, G, Ys>::type::kiln_expr, Ys>::value, W, G, Ys> {};
 template <class W, class G, class Ys>
-using shaped_as = typename shaped_for<!typed_as_leaf<W, G>, checks_at_run_time<Ys>::value, W, G, Ys>::type;
+using shaped_as = typename shaped_with_checks<!typed_as_leaf<W, G>, W, G, Ys>::type;
 
 // A cotangent (tangent) S given for the output (argument leaf) V, checked against V's shape: vjp's and
 // jvp's seeds, which a derivative may not otherwise meet (the cotangent of sum(x) is only broadcast).
