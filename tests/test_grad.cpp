@@ -16,6 +16,7 @@
 #include <boost/hana/string.hpp>
 #include <boost/hana/define_struct.hpp>
 
+#include <array>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -117,21 +118,27 @@ TEST(Grad, AnUnusedArgumentGetsZerosAndCostsOnlyTheFill) {
     EXPECT_EQ(kiln::trace(kiln::grad(f, kiln::argnums<0>), xf, y, zf).num_params(), 1u);  // static: z only
 }
 
-TEST(Grad, ShapesThatOnlyTheForwardReadsAreStillChecked) {
-    // d/dx sum(x * z) = z needs no value of x, but x and z must still have the same shape: a gradient
-    // graph keeps every run-time shape check of the forward (JAX would fail while tracing the forward).
+TEST(Grad, ShapesOfTheForwardAreCheckedWhereItsArgumentsAreReadAnyway) {
+    // d/dx sum(x * z) = z needs no value of x, but reads x's extents (the gradient is checked against x)
+    // and z's value: checking the forward's shapes reads nothing more, so x and z must have the same shape,
+    // as the forward says (JAX would fail while tracing the forward).
     auto f = [](auto const& x, auto const& z) { return kiln::sum(x * z); };
     Eigen::VectorXd const x3 = Eigen::VectorXd::Random(3), z4 = Eigen::VectorXd::Random(4);
     EXPECT_EQ(shape_error_of([&] { return kiln::jit(kiln::grad(f))(x3, z4); }),
               "kiln: shape mismatch in mul: argument 1 has shape f64[4,1] but [3,1] was expected "
               "(%3 = argument 0 f64[3,1], argument 1 f64[4,1])");
-    // Also where the forward does not meet the differentiated argument at all.
+    // Where the forward meets arguments the derivative does not read, they are not read to check it: the
+    // gradient of sum(x) + sum(a * b) with respect to x is ones of x's shape, and a and b are pruned.
     auto g = [](auto const& x, auto const& a, auto const& b) { return kiln::sum(x) + kiln::sum(a * b); };
-    EXPECT_EQ(shape_error_of([&] { return kiln::jit(kiln::grad(g))(x3, x3, z4); }).rfind("kiln: shape mismatch in mul: ", 0), 0u);
+    expect_close(kiln::jit(kiln::grad(g))(x3, x3, z4), Eigen::VectorXd::Ones(3), 0);
+    using only_x = decltype(kiln::trace(kiln::grad(g), x3, x3, z4));
+    static_assert(only_x::num_params() == 1 && only_x::param_map()[0] == 0 &&
+                  only_x::param_reads()[0] == kiln::param_read::extents);
     // The forward is read for its extents only: nothing but the output is computed.
     auto tr = kiln::trace(kiln::grad(f), z4, z4);
+    static_assert(decltype(tr)::param_reads() == std::array{kiln::param_read::extents, kiln::param_read::value});
     EXPECT_EQ(tr.as_text(),
-              "kiln graph: 2 arguments, 2 parameters, 6 nodes\n"
+              "kiln graph: 2 arguments, 2 parameters, 6 nodes (extents only: args[0])\n"
               "  %0 = param args[0] : f64[4,1]\n"
               "  %1 = param args[1] : f64[4,1]\n"
               "  %2 = wrt %0 : f64[4,1]\n"
@@ -141,6 +148,51 @@ TEST(Grad, ShapesThatOnlyTheForwardReadsAreStillChecked) {
               "  return %5\n");
     EXPECT_EQ(tr.num_materialised(), 0u);
     expect_close(kiln::jit(kiln::grad(f))(x3, x3), x3, 0);
+}
+
+// Issue 17: a derivative graph's parameters are what it reads. The gradient with respect to an argument
+// the result does not use is zeros of its shape: it reads that argument's extents and nothing else, so
+// the arguments the forward uses are not parameters, not even to check their shapes (torch_xla's
+// pytorch/xla#8794 is a parameter list that does not match what the computation uses).
+TEST(Grad, TheGradientOfAnUnusedArgumentReadsOnlyItsExtents) {
+    auto f = [](auto const& a, auto const&, auto const&, auto const& d) { return kiln::sum(kiln::tanh(a) * d); };
+    MatrixXd const a = MatrixXd::Random(3, 2), b = MatrixXd::Random(2, 5), d = MatrixXd::Random(3, 2);
+    Eigen::Matrix2d const c = Eigen::Matrix2d::Random();
+    auto const by_b = kiln::trace(kiln::grad(f, kiln::argnums<1>), a, b, c, d);
+    using B = decltype(by_b);
+    static_assert(B::num_args() == 4 && B::num_params() == 1);  // a and d were parameters too, read for nothing
+    static_assert(B::param_map() == std::array<std::size_t, 1>{1});
+    static_assert(B::param_reads() == std::array{kiln::param_read::extents});
+    EXPECT_EQ(B::param_paths()[0], "args[1]");
+    EXPECT_EQ(by_b.as_text(),
+              "kiln graph: 4 arguments, 1 parameters, 5 nodes (pruned: args[0], args[2], args[3]; extents only: args[1])\n"
+              "  %0 = param args[1] : f64[2,5]\n"
+              "  %1 = constant 0 : f64[]\n"
+              "  %2 = wrt %0 : f64[2,5]\n"
+              "  %3 = broadcast_in_dim[shape=(*,*) broadcast_dimensions=()] %1 %2 : f64[2,5]\n"
+              "  %4 = shaped_like %3 %2 : f64[2,5]\n"
+              "  return %4\n");
+    // a and d are never read: shapes that the forward would reject are no error, the zeros are b's shape.
+    MatrixXd const d_wrong = MatrixXd::Random(4, 4);
+    EXPECT_EQ(shape_error_of([&] { return kiln::jit(kiln::grad(f, kiln::argnums<1>))(a, b, c, d_wrong); }), "no shape_error");
+    MatrixXd const zeros = kiln::grad(f, kiln::argnums<1>)(a, b, c, d_wrong);
+    EXPECT_EQ(zeros, MatrixXd::Zero(2, 5));
+    // The gradient is still typed like b and checked against b's shape (a fixed-size b costs nothing).
+    static_assert(std::is_same_v<decltype(kiln::grad(f, kiln::argnums<1>)(a, c, c, d)), Eigen::Matrix2d>);
+    static_assert(decltype(kiln::trace(kiln::grad(f, kiln::argnums<1>), a, c, c, d))::num_params() == 0);
+
+    // With respect to a the forward is needed: a and d are read for their values, and checked as the
+    // forward checks them (d's shape against a's).
+    using A = decltype(kiln::trace(kiln::grad(f, kiln::argnums<0>), a, b, c, d));
+    static_assert(A::num_params() == 2 && A::param_map() == std::array<std::size_t, 2>{0, 3});
+    static_assert(A::param_reads() == std::array{kiln::param_read::value, kiln::param_read::value});
+    MatrixXd const ga = kiln::grad(f, kiln::argnums<0>)(a, b, c, d);
+    expect_close(ga, MatrixXd(d.array() * (1 - a.array().tanh().square())), 1e-15);
+    EXPECT_EQ(shape_error_of([&] { return kiln::grad(f, kiln::argnums<0>)(a, b, c, d_wrong); }).rfind("kiln: shape mismatch in mul: ", 0), 0u);
+    // Both: the union, each read as its gradient needs.
+    using AB = decltype(kiln::trace(kiln::grad(f, kiln::argnums<0, 1>), a, b, c, d));
+    static_assert(AB::param_map() == std::array<std::size_t, 3>{0, 1, 3});
+    static_assert(AB::param_reads() == std::array{kiln::param_read::value, kiln::param_read::extents, kiln::param_read::value});
 }
 
 TEST(Grad, TheGradientHasTheTypeOfItsArgument) {
@@ -322,6 +374,37 @@ TEST(Grad, JacobianAndHessian) {
     // A scalar function: the gradient, shaped like x.
     Eigen::Vector3d const gs = kiln::jacobian([](auto const& v) { return kiln::sum(kiln::exp(v)); })(x);
     expect_close(gs, Eigen::Vector3d(x.array().exp()));
+}
+
+// Issue 17: the Jacobian of a scalar-valued function of n > 1 inputs is reverse mode: one cotangent, the
+// very graph of kiln::grad (it was n forward passes, one per input element). Its value is the gradient,
+// shaped like x, and agrees with central finite differences.
+TEST(Grad, TheJacobianOfAScalarFunctionIsOneReversePass) {
+    auto f = [](auto const& v) { return kiln::sum(kiln::sin(v) * v) + kiln::square(kiln::dot(v, v)); };
+    Eigen::Vector4d const x(0.3, -0.2, 0.5, 0.9);
+    Eigen::Vector4d const J = kiln::jit(kiln::jacobian(f))(x);
+    Eigen::Vector4d const g = kiln::jit(kiln::grad(f))(x);
+    expect_close(J, g, 0);
+    auto value = [](Eigen::Vector4d const& v) { return (v.array().sin() * v.array()).sum() + std::pow(v.dot(v), 2); };
+    double const h = 1e-6;
+    for (int j = 0; j < 4; ++j) {
+        Eigen::Vector4d const e = Eigen::Vector4d::Unit(j) * h;
+        EXPECT_NEAR(J(j), (value(x + e) - value(x - e)) / (2 * h), 1e-8) << "at " << j;
+    }
+    // Structurally: grad's graph, node for node (forward mode had one tangent pass per element).
+    auto const jac = kiln::trace(kiln::jacobian(f), x);
+    auto const grad = kiln::trace(kiln::grad(f), x);
+    static_assert(decltype(jac)::num_nodes() == decltype(grad)::num_nodes());
+    EXPECT_EQ(jac.as_text(), grad.as_text());
+    // A row x gives a row, as grad does.
+    Eigen::RowVector4d const xr = x.transpose();
+    static_assert(std::is_same_v<decltype(kiln::jacobian(f)(xr)), Eigen::RowVector4d>);
+    expect_close(kiln::jacobian(f)(xr), Eigen::RowVector4d(g.transpose()), 0);
+    // Few outputs, more inputs (2 x 4): reverse mode too, one cotangent per output.
+    auto r = [](auto const& v) { return kiln::vector(kiln::sum(kiln::exp(v)), kiln::dot(v, v)); };
+    Eigen::Matrix<double, 2, 4> const Jr = kiln::jit(kiln::jacobian(r))(x);
+    expect_close(Eigen::RowVector4d(Jr.row(0)), Eigen::RowVector4d(x.array().exp().transpose()), 1e-15);
+    expect_close(Eigen::RowVector4d(Jr.row(1)), Eigen::RowVector4d(2 * x.transpose()), 1e-15);
 }
 
 TEST(Grad, DynamicSliceDerivativesCheckTheStartIndex) {

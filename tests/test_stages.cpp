@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -167,6 +168,39 @@ TEST(Stages, SpecArguments) {
               "f32[2,2]");
     EXPECT_EQ(shape_error_of([] { kiln::spec<double, 3, Eigen::Dynamic>(4, 2); }),
               "kiln: a spec of fixed extents [3,-1] (-1: dynamic) was given the extents [4,2]");
+}
+
+// Issue 17: param_map() says which arguments are read, param_reads() how (values, or extents only), and
+// both texts say the same. A parameter read for its extents only is checked when a compiled function is
+// called; a pruned argument is neither read nor checked.
+TEST(Stages, ParametersSayWhatIsReadAndHow) {
+    auto const f = [](auto const& a, auto const&, auto const&, auto const& d) { return kiln::sum(kiln::tanh(a) * d); };
+    using dyn = kiln::spec<double, Eigen::Dynamic, Eigen::Dynamic>;
+    // The gradient with respect to the unused b: zeros of b's shape; only b's extents are read.
+    auto const lo = kiln::lower(kiln::grad(f, kiln::argnums<1>), dyn(3, 2), dyn(2, 5), kiln::spec<double, 2, 2>{}, dyn(3, 2));
+    static_assert(decltype(lo)::param_map() == std::array<std::size_t, 1>{1});
+    static_assert(decltype(lo)::param_reads() == std::array{kiln::param_read::extents});
+    EXPECT_TRUE(contains(lo.graph_text(), "(pruned: args[0], args[2], args[3]; extents only: args[1])")) << lo.graph_text();
+    EXPECT_TRUE(contains(lo.as_text(), "%0 = param args[1] : f64[2,5]               ; argument, extents only")) << lo.as_text();
+    auto const c = lo.compile();
+    MatrixXd const b = MatrixXd::Random(2, 5), wrong = MatrixXd::Random(4, 4);
+    Eigen::Matrix2d const two = Eigen::Matrix2d::Zero();
+    MatrixXd const zeros = c(wrong, b, two, wrong);  // a and d are not read, nor checked
+    EXPECT_EQ(zeros, MatrixXd::Zero(2, 5));
+    EXPECT_EQ(shape_error_of([&] { c(wrong, wrong, two, wrong); }),
+              "kiln: argument 1 (args[1]) was lowered as f64[2,5] and called with f64[4,4]");
+    // With respect to a: the forward is needed, a and d are read for their values.
+    auto const la = kiln::lower(kiln::grad(f, kiln::argnums<0>), dyn(3, 2), dyn(2, 5), kiln::spec<double, 2, 2>{}, dyn(3, 2));
+    static_assert(decltype(la)::param_map() == std::array<std::size_t, 2>{0, 3});
+    static_assert(decltype(la)::param_reads() == std::array{kiln::param_read::value, kiln::param_read::value});
+    EXPECT_TRUE(contains(la.graph_text(), "kiln graph: 4 arguments, 2 parameters, 11 nodes (pruned: args[1], args[2])\n"))
+        << la.graph_text();
+    EXPECT_TRUE(contains(la.as_text(), "%1 = param args[3] : f64[3,2]               ; argument, read in place")) << la.as_text();
+    // A forward value read for its extents only (size(x) of mean's derivative is not x's elements).
+    auto const mean_grad = kiln::trace(kiln::grad([](auto const& x, auto const& y) { return kiln::mean(x) * kiln::sum(y); }, kiln::argnums<0>),
+                                       VectorXd::Random(3).eval(), VectorXd::Random(2).eval());
+    static_assert(decltype(mean_grad)::param_reads() == std::array{kiln::param_read::extents, kiln::param_read::value});
+    EXPECT_TRUE(contains(mean_grad.as_text(), "(extents only: args[0])")) << mean_grad.as_text();
 }
 
 // A compiled function: the arguments it was lowered with, less the static ones; other extents throw.

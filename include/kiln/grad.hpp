@@ -240,7 +240,8 @@ struct checks_at_run_time<mp_list<Ys...>>
 
 // G, a derivative for the value W (already of W's shape and dtype by its formula), given W's static type
 // and checked against W's run-time shape, and against the shapes of the forward graph of Ys when those
-// are run-time ones (ops/shaped_like.hpp). Nothing is added where all of it is static.
+// are run-time ones and reading them costs no other argument (forward_check_is_free below;
+// ops/shaped_like.hpp). Nothing is added where all of it is static.
 template <class W, class G>
 inline constexpr bool typed_as_leaf = meta_of_tracer<G>::rank == info<W>::rank && meta_of_tracer<G>::rows == info<W>::rows &&
                                       meta_of_tracer<G>::cols == info<W>::cols && info<W>::rows >= 0 && info<W>::cols >= 0;
@@ -260,8 +261,29 @@ template <class W, class G, class... Ys>
 struct shaped_for<false, true, W, G, mp_list<Ys...>> {
     using type = make_node<ops::shaped_like_p<false>, G, tracer<Ys>...>;
 };
+// Whether the forward's run-time shape checks cost the derivative no argument: every parameter whose
+// extents they read (the dynamic ones of the forward graph of Ys) is read by Node, the derivative as typed
+// and checked without them, anyway. Otherwise they are left out: a parameter read only to check the shapes
+// of forward nodes the derivative never computes would be a parameter of a graph that does not use it
+// (the gradient of f(a, b, d) = sum(a * d) with respect to b is zeros of b's shape; a and d are not read).
+template <class Node, class Ys>
+struct forward_check_is_free;
+template <class Node, class... Ys>
+struct forward_check_is_free<Node, mp_list<Ys...>> {
+    using read = typename set_of<boost::mp11::mp_copy_if<typename info<Node>::topo, is_param_node>>::type;
+    template <class P>
+    using read_anyway = in_set<P, read>;
+    static constexpr bool value = boost::mp11::mp_all_of<
+        boost::mp11::mp_copy_if<typename topo_union_all<typename info<Ys>::topo...>::type, is_dynamic_param>,
+        read_anyway>::value;
+};
+template <bool Like, class W, class G, class Ys, bool Forward = checks_at_run_time<Ys>::value>
+struct shaped_with_checks : shaped_for<Like, false, W, G, Ys> {};
+template <bool Like, class W, class G, class Ys>
+struct shaped_with_checks<Like, W, G, Ys, true>
+    : shaped_for<Like, forward_check_is_free<typename shaped_for<Like, false, W, G, Ys>::type::kiln_expr, Ys>::value, W, G, Ys> {};
 template <class W, class G, class Ys>
-using shaped_as = typename shaped_for<!typed_as_leaf<W, G>, checks_at_run_time<Ys>::value, W, G, Ys>::type;
+using shaped_as = typename shaped_with_checks<!typed_as_leaf<W, G>, W, G, Ys>::type;
 
 // A cotangent (tangent) S given for the output (argument leaf) V, checked against V's shape: vjp's and
 // jvp's seeds, which a derivative may not otherwise meet (the cotangent of sum(x) is only broadcast).
@@ -624,9 +646,9 @@ struct jacobian_trace {
                 if constexpr (n < 0 || m < 0) {
                     return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
                                         operand_description<RM>>();
-                } else if constexpr (n <= m || RM::rank == 0) {
+                } else if constexpr (n <= m) {  // no more inputs than outputs: n tangents
                     return forward<R>(std::make_index_sequence<static_cast<std::size_t>(n)>{});
-                } else {
+                } else {  // fewer outputs than inputs (a scalar f: one cotangent, grad's own graph)
                     return reverse(std::make_index_sequence<static_cast<std::size_t>(m)>{});
                 }
             }
@@ -664,7 +686,9 @@ struct jacobian_trace {
             using g = typename reverse_pass<mp_list<typename R::kiln_expr>, mp_list<Seed>, mp_list<W>>::template of<W>::type;
             return derivative_or_zeros<W, g, mp_list<typename R::kiln_expr>>{};
         };
-        if constexpr (XM::rank == 0) {  // shaped like the result
+        if constexpr (RM::rank == 0) {  // a gradient, shaped and typed like x: exactly kiln::grad's graph
+            return row(std::integral_constant<long, 0>{});
+        } else if constexpr (XM::rank == 0) {  // shaped like the result
             return kiln::reshape<RM::rows, RM::cols>(
                 kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...));
         } else {
@@ -733,8 +757,10 @@ auto jvp(F f, std::tuple<Ps...> const& primals, std::tuple<Ts...> const& tangent
 
 // The Jacobian of f, a function of one fixed-size vector (or scalar) returning a fixed-size vector (or
 // scalar): the m x n matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a
-// scalar x, the derivative (shaped like the result). Forward mode (one tangent per input element) when
-// n <= m, reverse mode (one cotangent per result element) otherwise, as jax.jacfwd and jax.jacrev.
+// scalar x, the derivative (shaped like the result). The mode is chosen by the static sizes: forward mode
+// (one tangent per input element) when n <= m, reverse mode (one cotangent per result element) when m < n,
+// as jax.jacfwd and jax.jacrev; so a scalar f of n > 1 inputs is one reverse pass, kiln::grad's graph.
+// Square Jacobians (n == m, hessian's) are forward mode, as JAX's cookbook advises.
 template <class F>
 auto jacobian(F f) {
     return detail::jacobian_fn<F>{std::move(f)};

@@ -44,6 +44,12 @@ struct array_info {
     friend bool operator==(array_info const&, array_info const&) = default;
 };
 
+// How a graph reads a parameter (traced::param_reads()): its elements, or its extents only (the argument
+// gives a shape and nothing else: the zeros of the gradient of an argument the result does not use, the
+// x of full_like(x, v), a gradient checked against its argument's shape). A parameter read for its
+// extents only is never dereferenced: only its rows() and cols() are asked for.
+enum class param_read { value, extents };
+
 namespace detail {
 
 // f called on the converted arguments (Rules: one arg_rule per argument).
@@ -213,18 +219,23 @@ double node_flops(std::array<extent, N> const& ext) {
     else return node_eval<K, I>::flops(ext);
 }
 
-inline std::string graph_text(std::size_t num_args, std::size_t const* param_args, std::size_t num_params,
-                              std::string const* lines, std::size_t num_nodes, std::size_t const* outputs,
-                              std::size_t num_outputs) {
+// The header names the arguments pruned (not parameters) and the parameters read for their extents only.
+inline std::string graph_text(std::size_t num_args, std::size_t const* param_args, std::string_view const* param_paths,
+                              param_read const* reads, std::size_t num_params, std::string const* lines,
+                              std::size_t num_nodes, std::size_t const* outputs, std::size_t num_outputs) {
     std::string text = "kiln graph: " + std::to_string(num_args) + " arguments, " + std::to_string(num_params) +
                        " parameters, " + std::to_string(num_nodes) + " nodes";
-    std::string pruned;
+    std::string pruned, extents;
     for (std::size_t a = 0; a < num_args; ++a) {
         bool used = false;
         for (std::size_t p = 0; p < num_params; ++p) used = used || param_args[p] == a;
         if (!used) pruned += (pruned.empty() ? "args[" : ", args[") + std::to_string(a) + "]";
     }
-    text += pruned.empty() ? "\n" : " (pruned: " + pruned + ")\n";
+    for (std::size_t p = 0; p < num_params; ++p)
+        if (reads[p] == param_read::extents) extents.append(extents.empty() ? "" : ", ").append(param_paths[p]);
+    std::string notes = pruned.empty() ? std::string() : "pruned: " + pruned;
+    if (!extents.empty()) notes.append(notes.empty() ? "" : "; ").append("extents only: ").append(extents);
+    text += notes.empty() ? "\n" : " (" + notes + ")\n";
     for (std::size_t i = 0; i < num_nodes; ++i) text += lines[i];
     text += "  return";
     for (std::size_t o = 0; o < num_outputs; ++o) text += " %" + std::to_string(outputs[o]);
@@ -256,7 +267,8 @@ public:
 
     // Arguments of the traced function.
     static constexpr std::size_t num_args() { return G::num_args; }
-    // Parameters: the arguments the outputs really use (the others are pruned: never read or checked).
+    // Parameters: the argument leaves the outputs really use, for their values or their extents only
+    // (param_reads()); the others are pruned: never read or checked.
     static constexpr std::size_t num_params() { return plan.num_params; }
     // Distinct nodes, parameters and constants included (shared subexpressions count once).
     static constexpr std::size_t num_nodes() { return n; }
@@ -279,13 +291,25 @@ public:
         }(std::make_index_sequence<num_params()>{});
     }
 
-    // One line per node, like a jaxpr: "%4 = tanh %3 : f64[256,128]", then the outputs.
+    // For each parameter, how the graph reads it: kiln::param_read::value (its elements), or
+    // kiln::param_read::extents (only its rows and cols: e.g. the gradient of an argument the result does
+    // not use is zeros of its shape). An argument that is no parameter is not read at all, not even checked.
+    static constexpr std::array<param_read, num_params()> param_reads() {
+        std::array<param_read, num_params()> r{};
+        for (std::size_t p = 0; p < num_params(); ++p) r[p] = plan.live[p] ? param_read::value : param_read::extents;
+        return r;
+    }
+
+    // One line per node, like a jaxpr: "%4 = tanh %3 : f64[256,128]", then the outputs. The first line
+    // names the pruned arguments and the parameters read for their extents only (as param_reads() says).
     std::string as_text() const {
         constexpr auto map = param_map();
+        constexpr auto paths = param_paths();
+        constexpr auto reads = param_reads();
         return [&]<std::size_t... I>(std::index_sequence<I...>) {
             std::string const lines[] = {std::string(), detail::node_line<K, I>(ext_)...};
-            return detail::graph_text(num_args(), map.data(), map.size(), lines + 1, n, plan.outputs.data(),
-                                      plan.outputs.size());
+            return detail::graph_text(num_args(), map.data(), paths.data(), reads.data(), map.size(), lines + 1, n,
+                                      plan.outputs.data(), plan.outputs.size());
         }(std::make_index_sequence<n>{});
     }
 

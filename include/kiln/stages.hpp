@@ -121,7 +121,7 @@ inline std::string plan_text(plan_view const& p) {
         if (line.size() < 44) line.append(44 - line.size(), ' ');
         line.append("  ; ");
         if (p.kind[i] == node_kind::param) {
-            line.append("argument, read in place");
+            line.append(p.live[i] ? "argument, read in place" : "argument, extents only");
         } else if (p.kind[i] == node_kind::constant) {
             line.append("constant, inlined");
         } else if (p.alias[i]) {
