@@ -152,3 +152,35 @@ TEST(Env, ThreadPoolGivesTheSameResults) {
 }
 
 }  // namespace
+
+namespace {
+
+// An exception inside a node split across the pool (here a dynamic slice's start, checked when the slice is
+// evaluated, in every part) reaches the caller as it does on one thread: the same kiln::shape_error, once
+// every part is done (no std::terminate, and under ASan no part reads the caller's stack after it unwound).
+TEST(Env, ThreadPoolRethrowsTheErrorOfAPart) {
+    kiln::env const two{.device = kiln::thread_pool(2)};
+    MatrixXd const X = MatrixXd::Random(2000, 700);
+    // A reduction split into partial sums, and an elementwise output split by columns.
+    auto const reduced = [](auto const& x, auto const& s) { return kiln::sum(kiln::exp(kiln::dynamic_rows<1000>(x, s))); };
+    auto const pointwise = [](auto const& x, auto const& s) { return kiln::tanh(kiln::dynamic_rows<1000>(x, s)); };
+    std::string const expected =
+        "kiln: dynamic_slice: start index 1500 (argument 1) is out of range for 1000 rows of argument 0 of shape "
+        "f64[2000,700]: the start must be in [0,1000] (kiln does not clamp it as JAX does)";
+    for (long const start : {1500L, -1L}) {
+        std::string const one = kiln_test::shape_error_of([&] { kiln::jit(reduced)(X, start); });
+        if (start == 1500) {
+            EXPECT_EQ(one, expected);
+        }
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(reduced, two)(X, start); }), one);
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(pointwise)(X, start); }), one);
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(pointwise, two)(X, start); }), one);
+    }
+    // The pool and the function are usable afterwards, with the single-threaded results.
+    double const sum_one = kiln::jit(reduced)(X, 500L);
+    EXPECT_NEAR(kiln::jit(reduced, two)(X, 500L), sum_one, 1e-12 * std::abs(sum_one));
+    EXPECT_NEAR(sum_one, X.middleRows(500, 1000).array().exp().sum(), 1e-12 * std::abs(sum_one));
+    EXPECT_EQ(kiln::jit(pointwise, two)(X, 1000L), kiln::jit(pointwise)(X, 1000L));
+}
+
+}  // namespace

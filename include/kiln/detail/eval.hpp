@@ -21,6 +21,9 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -112,17 +115,35 @@ decltype(auto) value(Ctx& ctx);
 // How a node is split across threads (node_eval::split_for).
 enum class split_kind { none, pointwise, assign, reduce };
 
-// f(0) .. f(parts - 1): parts 1.. on the pool's threads, part 0 on the calling thread, then waits.
+// f(0) .. f(parts - 1): parts 1.. on the pool's threads, part 0 on the calling thread, then waits for all
+// of them. An exception of a part (a dynamic slice's start out of range, std::bad_alloc) is caught in that
+// part, and once every part is done, the one of the lowest part is rethrown on the calling thread: the
+// caller sees what a single-threaded evaluation throws, and never unwinds while a part still uses its stack.
 template <class F>
 void parallel_for(Eigen::ThreadPool& pool, int parts, F const& f) {
+    std::mutex lock;
+    std::exception_ptr error;
+    int error_part = parts;
+    auto const run = [&](int p) noexcept {
+        try {
+            f(p);
+        } catch (...) {
+            std::lock_guard<std::mutex> const hold(lock);
+            if (p < error_part) {
+                error_part = p;
+                error = std::current_exception();
+            }
+        }
+    };
     Eigen::Barrier done(static_cast<unsigned>(parts - 1));
     for (int p = 1; p < parts; ++p)
-        pool.Schedule([&f, &done, p] {
-            f(p);
+        pool.Schedule([&run, &done, p] {
+            run(p);
             done.Notify();
         });
-    f(0);
+    run(0);
     done.Wait();
+    if (error) std::rethrow_exception(error);
 }
 
 // A node is split only when its estimated work (flops, and at least its elements) reaches this: below it,
