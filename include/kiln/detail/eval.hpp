@@ -584,11 +584,14 @@ template <class K, class... Args>
 #endif
 #ifdef KILN_EAGER
     if (e.eager) return detail::run_in<eager_key<K>>(&e, args...);
+#else
+    // Checked whichever other macros are defined: the checked path below is not eager.
+    if (e.eager) detail::throw_not_compiled_in("env::eager", "KILN_EAGER");
 #endif
 #if defined(KILN_DEBUG_NANS) || defined(KILN_THREADS)
     return detail::run_in<K>(&e, args...);
 #else
-    detail::throw_not_compiled_in("env::eager", "KILN_EAGER");  // the one setting left
+    detail::throw_not_compiled_in("env::eager", "KILN_EAGER");  // not reached: eager is the one setting left
 #endif
 }
 
