@@ -458,45 +458,48 @@ void check_argument_operands(Ctx& ctx, std::index_sequence<J...>) {
 }
 #endif
 
-// Node I's value has a NaN or Inf (text, value, row, col: its first). Name the node that made it: the first
-// node, in topological order, whose value has a NaN or Inf while its operands have none (jax_debug_nans
+// Node I's value has a NaN or Inf, the first at element k (column-major). Names the node that made it: the
+// first node, in topological order, whose value has a NaN or Inf while its operands have none (jax_debug_nans
 // re-runs op by op to name the primitive for the same reason). Without eager, node I's expression fused the
 // nodes below it, so the graph is evaluated again eagerly, every node on its own and checked (the eager
 // evaluation throws naming that node). With eager, the operands of I were checked before it, except the
-// arguments, which are checked now: a NaN passed in is named as that argument.
+// arguments, which are checked now: a NaN passed in is named as that argument. Cold and out of line, with
+// the text of the node: the check inlined after each node is only a loop and a call.
 template <class K, std::size_t I, class Ctx>
-[[noreturn, gnu::cold, gnu::noinline]] void report_non_finite(Ctx& ctx, node_text const& text, double value, long row, long col) {
+[[noreturn, gnu::cold, gnu::noinline]] void report_non_finite(Ctx& ctx, long k) {
+    using M = meta_at<K, I>;
+    using P = typename info<node_of<K, I>>::primitive;
+    constexpr auto& plan = plan_of<K>;
+    auto const& v = detail::slot_get<plan.owner[I]>(ctx.store);
+    double value = 0;
+    long rows = 1;
+    if constexpr (M::rank == 0) {
+        value = static_cast<double>(v);
+    } else {
+        value = static_cast<double>(v.data()[k]);
+        rows = static_cast<long>(v.rows());
+    }
+    std::string_view attrs;
+    if constexpr (requires { P::attrs(); }) attrs = P::attrs();
+    node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
+                         plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
 #ifdef KILN_DEBUG_NANS
     if constexpr (!eager_plan<K>) detail::locate_non_finite(ctx);
     else detail::check_argument_operands<K, I>(ctx, std::make_index_sequence<arity_of<K, I>>{});
 #endif
-    detail::throw_numeric_error(text, value, row, col);  // the eager evaluation did not see it again
+    detail::throw_numeric_error(text, value, k % rows, k / rows);  // the eager evaluation did not see it again
 }
 
 template <class K, std::size_t I, class Ctx>
 void check_finite(Ctx& ctx) {
     using M = meta_at<K, I>;
-    using P = typename info<node_of<K, I>>::primitive;
     if constexpr (std::is_floating_point_v<typename M::scalar>) {
         auto const& v = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
-        constexpr auto& plan = plan_of<K>;
-        typename M::scalar const* data = nullptr;
-        long size = 1, rows = 1;
-        if constexpr (M::rank == 0) {
-            data = &v;
-        } else {
-            data = v.data();
-            size = static_cast<long>(v.size());
-            rows = static_cast<long>(v.rows());
-        }
-        long const k = detail::first_non_finite(data, size);
-        if (k < 0) [[likely]]
-            return;
-        std::string_view attrs;
-        if constexpr (requires { P::attrs(); }) attrs = P::attrs();
-        node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
-                             plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
-        detail::report_non_finite<K, I>(ctx, text, static_cast<double>(data[k]), k % rows, k / rows);
+        long k = 0;
+        if constexpr (M::rank == 0) k = detail::first_non_finite(&v, 1);
+        else k = detail::first_non_finite(v.data(), static_cast<long>(v.size()));
+        if (k >= 0) [[unlikely]]
+            detail::report_non_finite<K, I>(ctx, k);
     }
 }
 
