@@ -430,27 +430,29 @@ long first_non_finite(T const* data, long size) {
 template <class K, class Args>
 void locate_non_finite(context<K, Args> const& ctx);
 
-// Operand J of node I, if it is an argument (through aliases) read for its value: throws naming it at
-// its first element that is not finite.
+// Parameter node P (an argument): throws naming it at its first element that is not finite.
+template <class K, std::size_t P, class Ctx>
+[[gnu::cold, gnu::noinline]] void check_argument(Ctx& ctx) {
+    using In = info<node_of<K, P>>;
+    using M = meta_at<K, P>;
+    node_text const text{P, "param", {}, dtype_name<typename M::scalar>(), nullptr, 0, M::rank, ctx.ext[P],
+                         path_text_of<typename In::path>::value.view()};
+    decltype(auto) leaf = detail::param_value<typename In::path, M>(ctx.args);
+    if constexpr (M::rank == 0) {
+        if (!std::isfinite(leaf)) detail::throw_numeric_error(text, static_cast<double>(leaf), 0, 0);
+    } else {
+        for (long c = 0; c < static_cast<long>(leaf.cols()); ++c)
+            for (long row = 0; row < static_cast<long>(leaf.rows()); ++row)
+                if (!std::isfinite(leaf(row, c))) detail::throw_numeric_error(text, static_cast<double>(leaf(row, c)), row, c);
+    }
+}
+// Operand J of node I, if it is an argument (through aliases) read for its value: checked.
 template <class K, std::size_t I, std::size_t J, class Ctx>
 void check_argument_operand(Ctx& ctx) {
     constexpr std::size_t r = detail::alias_root<K, operand_of<K, I, J>>();
-    using In = info<node_of<K, r>>;
-    using M = meta_at<K, r>;
     if constexpr (!operand_bit(primitive_shape_only<typename info<node_of<K, I>>::primitive>::value, J) &&
-                  In::kind == node_kind::param && std::is_floating_point_v<typename M::scalar>) {
-        node_text const text{r, "param", {}, dtype_name<typename M::scalar>(), nullptr, 0, M::rank, ctx.ext[r],
-                             path_text_of<typename In::path>::value.view()};
-        decltype(auto) leaf = detail::param_value<typename In::path, M>(ctx.args);
-        if constexpr (M::rank == 0) {
-            if (!std::isfinite(leaf)) detail::throw_numeric_error(text, static_cast<double>(leaf), 0, 0);
-        } else {
-            for (long c = 0; c < static_cast<long>(leaf.cols()); ++c)
-                for (long row = 0; row < static_cast<long>(leaf.rows()); ++row)
-                    if (!std::isfinite(leaf(row, c)))
-                        detail::throw_numeric_error(text, static_cast<double>(leaf(row, c)), row, c);
-        }
-    }
+                  info<node_of<K, r>>::kind == node_kind::param && std::is_floating_point_v<typename meta_at<K, r>::scalar>)
+        detail::check_argument<K, r>(ctx);
 }
 template <class K, std::size_t I, class Ctx, std::size_t... J>
 void check_argument_operands(Ctx& ctx, std::index_sequence<J...>) {
