@@ -70,9 +70,60 @@ TEST(Env, EagerMaterialisesEveryNode) {
     auto const g = [](auto const& x) { return kiln::sum(kiln::sqrt(x) + x); };
     EXPECT_EQ(numeric_error_of([&] { kiln::jit(g, kiln::env{.debug_nans = true, .eager = true})(with_negative()); }),
               "kiln: debug_nans: NaN in %1 = sqrt %0 : f64[4,1] at (2,0)");
-    // Without eager, the same NaN is seen where it lands: in the sum it is fused into.
+    // Without eager, the NaN is seen in the sum it is fused into, and the graph evaluated again eagerly to
+    // name the node that made it, as above.
     EXPECT_EQ(numeric_error_of([&] { kiln::jit(g, kiln::env{.debug_nans = true})(with_negative()); }),
-              "kiln: debug_nans: NaN in %3 = reduce_sum[axes=(0,1)] %2 : f64[]");
+              "kiln: debug_nans: NaN in %1 = sqrt %0 : f64[4,1] at (2,0)");
+}
+
+// debug_nans names the first node (in topological order) whose value has a NaN or Inf while its operands
+// have none, fused or eager alike: as_text()'s line of that node, and where in it the first one is.
+TEST(Env, DebugNansNamesTheNodeThatMadeIt) {
+    auto const error_in = [](auto const& f, bool eager, auto const&... args) {
+        return numeric_error_of([&] { kiln::jit(f, kiln::env{.debug_nans = true, .eager = eager})(args...); });
+    };
+    auto const both = [&](auto const& f, auto const&... args) {
+        std::string const fused = error_in(f, false, args...);
+        EXPECT_EQ(error_in(f, true, args...), fused);
+        return fused;
+    };
+    VectorXd const x = with_negative();
+    // Made inside a fused chain: log is fused into the sum, which is where the NaN is seen.
+    auto const sum_log = [](auto const& v) { return kiln::sum(kiln::log(v)); };
+    EXPECT_EQ(kiln_test::ir_line(sum_log, 1, x), "%1 = log %0 : f64[4,1]");
+    EXPECT_EQ(both(sum_log, x), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
+    // Deeper in the chain, after finite nodes, and an operand the chain reads twice.
+    auto const chain = [](auto const& v) { return kiln::sum(kiln::exp(kiln::sqrt(v * v - kiln::c<5.0>) + v)); };
+    EXPECT_EQ(kiln_test::ir_line(chain, 4, x), "%4 = sqrt %3 : f64[4,1]");
+    EXPECT_EQ(both(chain, x), "kiln: debug_nans: NaN in %4 = sqrt %3 : f64[4,1] at (0,0)");
+    // An infinity: exp of large values, seen in the sum.
+    VectorXd const large = (VectorXd(3) << 1.0, 800.0, 2.0).finished();
+    auto const sum_exp = [](auto const& v, auto const& w) { return kiln::sum(kiln::exp(v) * w); };
+    EXPECT_EQ(both(sum_exp, large, VectorXd::Ones(3).eval()), "kiln: debug_nans: +Inf in %2 = exp %0 : f64[3,1] at (1,0)");
+    // A NaN passed in: the argument is named, not the first node that reads it.
+    VectorXd const with_nan = (VectorXd(4) << 1.0, 2.0, 3.0, std::nan("")).finished();
+    auto const two_args = [](auto const& v, auto const& w) { return kiln::sum(kiln::exp(v) * w); };
+    EXPECT_EQ(both(two_args, x, with_nan),
+              "kiln: debug_nans: NaN in %1 = param args[1] : f64[4,1] at (3,0) (an argument of the call)");
+    auto const scaled = [](auto const& v, auto const& s) { return kiln::sum(kiln::tanh(v) * s); };
+    EXPECT_EQ(both(scaled, x, std::numeric_limits<double>::infinity()),
+              "kiln: debug_nans: +Inf in %1 = param args[1] : f64[] (an argument of the call)");
+    // Made in a node that is materialised itself (log is used twice): named by the fast check already.
+    EXPECT_EQ(both(log_twice, x), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
+    // The first such node in topological order, when two make one: sqrt (%1) before log (%2).
+    auto const two_nans = [](auto const& v) { return kiln::sum(kiln::log(v)) + kiln::sum(kiln::sqrt(v)); };
+    EXPECT_EQ(kiln_test::ir_line(two_nans, 1, x).substr(0, 13), "%1 = log %0 :");
+    EXPECT_EQ(both(two_nans, x), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
+    // An infinity that a later node of the same expression makes finite again is not seen without eager
+    // (only materialised values are checked, as jax_debug_nans checks a jitted function's outputs).
+    auto const squashed = [](auto const& v) { return kiln::sum(kiln::tanh(kiln::exp(v))); };
+    EXPECT_EQ(error_in(squashed, false, large), "no numeric_error");
+    EXPECT_EQ(error_in(squashed, true, large), "kiln: debug_nans: +Inf in %1 = exp %0 : f64[3,1] at (1,0)");
+    // Split across a pool: the node in the chain fused into the split sum.
+    MatrixXd Z = (MatrixXd::Random(1000, 700).array().abs() + 0.1).matrix();
+    Z(999, 699) = -1;
+    EXPECT_EQ(numeric_error_of([&] { kiln::jit(sum_log, kiln::env{.device = kiln::thread_pool(2), .debug_nans = true})(Z); }),
+              "kiln: debug_nans: NaN in %1 = log %0 : f64[1000,700] at (999,699)");
 }
 
 TEST(Env, GuardsAndTheProcessDefault) {
@@ -149,6 +200,38 @@ TEST(Env, ThreadPoolGivesTheSameResults) {
     Z(999, 699) = -1;
     EXPECT_EQ(numeric_error_of([&] { kiln::jit(lz, checked)(Z); }),
               "kiln: debug_nans: NaN in %1 = log %0 : f64[1000,700] at (999,699)");
+}
+
+}  // namespace
+
+namespace {
+
+// An exception inside a node split across the pool (here a dynamic slice's start, checked when the slice is
+// evaluated, in every part) reaches the caller as it does on one thread: the same kiln::shape_error, once
+// every part is done (no std::terminate, and under ASan no part reads the caller's stack after it unwound).
+TEST(Env, ThreadPoolRethrowsTheErrorOfAPart) {
+    kiln::env const two{.device = kiln::thread_pool(2)};
+    MatrixXd const X = MatrixXd::Random(2000, 700);
+    // A reduction split into partial sums, and an elementwise output split by columns.
+    auto const reduced = [](auto const& x, auto const& s) { return kiln::sum(kiln::exp(kiln::dynamic_rows<1000>(x, s))); };
+    auto const pointwise = [](auto const& x, auto const& s) { return kiln::tanh(kiln::dynamic_rows<1000>(x, s)); };
+    std::string const expected =
+        "kiln: dynamic_slice: start index 1500 (argument 1) is out of range for 1000 rows of argument 0 of shape "
+        "f64[2000,700]: the start must be in [0,1000] (kiln does not clamp it as JAX does)";
+    for (long const start : {1500L, -1L}) {
+        std::string const one = kiln_test::shape_error_of([&] { kiln::jit(reduced)(X, start); });
+        if (start == 1500) {
+            EXPECT_EQ(one, expected);
+        }
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(reduced, two)(X, start); }), one);
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(pointwise)(X, start); }), one);
+        EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(pointwise, two)(X, start); }), one);
+    }
+    // The pool and the function are usable afterwards, with the single-threaded results.
+    double const sum_one = kiln::jit(reduced)(X, 500L);
+    EXPECT_NEAR(kiln::jit(reduced, two)(X, 500L), sum_one, 1e-12 * std::abs(sum_one));
+    EXPECT_NEAR(sum_one, X.middleRows(500, 1000).array().exp().sum(), 1e-12 * std::abs(sum_one));
+    EXPECT_EQ(kiln::jit(pointwise, two)(X, 1000L), kiln::jit(pointwise)(X, 1000L));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@
 // What is compiled in: a plain environment (one thread, no checks, not eager) evaluates exactly as if
 // environments did not exist. The other settings each need a second evaluation code path per graph, so they
 // are compiled where these are defined before including kiln; without them, asking for the setting throws
-// std::logic_error naming the macro (docs/stages.md has the measurements):
+// std::logic_error naming the macro, whichever others are defined (docs/stages.md has the measurements):
 //   KILN_DEBUG_NANS   debug_nans          KILN_THREADS   thread_pool devices          KILN_EAGER   eager
 #ifndef KILN_ENV_HPP
 #define KILN_ENV_HPP
@@ -59,8 +59,9 @@ inline device thread_pool(int threads) {
 struct env {
     kiln::device device{};  // kiln::cpu
     // After each materialised node, check it for NaN and Inf and throw kiln::numeric_error naming the node
-    // as as_text() shows it. (Only materialised nodes are seen: a NaN inside a fused expression is found in
-    // the node it is fused into; with eager = true every node is materialised.)
+    // that made it (the first whose operands have none; an argument, if one was passed in) as as_text()
+    // shows it. A NaN seen in a fused expression is traced to its node by evaluating the graph again
+    // eagerly. (Only materialised values are checked: with eager = true, every node's.)
     bool debug_nans = false;
     // Evaluate op by op, every node into its own temporary, on the calling thread: for stepping through in
     // a debugger (kiln::detail::node_eval<..>::materialise is called once per node), as jax.disable_jit.

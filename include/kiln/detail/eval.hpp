@@ -21,6 +21,9 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -112,17 +115,35 @@ decltype(auto) value(Ctx& ctx);
 // How a node is split across threads (node_eval::split_for).
 enum class split_kind { none, pointwise, assign, reduce };
 
-// f(0) .. f(parts - 1): parts 1.. on the pool's threads, part 0 on the calling thread, then waits.
+// f(0) .. f(parts - 1): parts 1.. on the pool's threads, part 0 on the calling thread, then waits for all
+// of them. An exception of a part (a dynamic slice's start out of range, std::bad_alloc) is caught in that
+// part, and once every part is done, the one of the lowest part is rethrown on the calling thread: the
+// caller sees what a single-threaded evaluation throws, and never unwinds while a part still uses its stack.
 template <class F>
 void parallel_for(Eigen::ThreadPool& pool, int parts, F const& f) {
+    std::mutex lock;
+    std::exception_ptr error;
+    int error_part = parts;
+    auto const run = [&](int p) noexcept {
+        try {
+            f(p);
+        } catch (...) {
+            std::lock_guard<std::mutex> const hold(lock);
+            if (p < error_part) {
+                error_part = p;
+                error = std::current_exception();
+            }
+        }
+    };
     Eigen::Barrier done(static_cast<unsigned>(parts - 1));
     for (int p = 1; p < parts; ++p)
-        pool.Schedule([&f, &done, p] {
-            f(p);
+        pool.Schedule([&run, &done, p] {
+            run(p);
             done.Notify();
         });
-    f(0);
+    run(0);
     done.Wait();
+    if (error) std::rethrow_exception(error);
 }
 
 // A node is split only when its estimated work (flops, and at least its elements) reaches this: below it,
@@ -380,40 +401,107 @@ struct node_text {
     std::size_t arity;
     int rank;
     extent shape;
+    std::string_view argument = {};  // a parameter's path as as_text() shows it ("args[0]"), else empty
 };
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_numeric_error(node_text const& n, double value, long row, long col) {
     std::string msg = "kiln: debug_nans: ";
     msg.append(std::isnan(value) ? "NaN" : value > 0 ? "+Inf" : "-Inf").append(" in %").append(std::to_string(n.node));
     msg.append(" = ").append(n.primitive);
     if (!n.attrs.empty()) msg.append("[").append(n.attrs).append("]");
+    if (!n.argument.empty()) msg.append(" ").append(n.argument);
     for (std::size_t k = 0; k < n.arity; ++k) msg.append(" %").append(std::to_string(n.operands[k]));
     msg.append(" : ").append(detail::shape_text(n.dtype, n.rank, n.shape));
     if (n.rank == 2) msg.append(" at (").append(std::to_string(row)).append(",").append(std::to_string(col)).append(")");
+    if (!n.argument.empty()) msg.append(" (an argument of the call)");
     throw numeric_error(msg);
 }
 
-// Throws at the first element of data[0 .. size) (column-major, `rows` rows) that is not finite. A
-// function per dtype, not per node or per Eigen type: debug_nans must not weigh on compile time.
+// The first element of data[0 .. size) (column-major) that is not finite, or -1. A function per dtype,
+// not per node or per Eigen type: debug_nans must not weigh on compile time.
 template <class T>
-void check_finite_values(T const* data, long size, long rows, node_text const& text) {
+long first_non_finite(T const* data, long size) {
     for (long k = 0; k < size; ++k)
         if (!std::isfinite(data[k])) [[unlikely]]
-            detail::throw_numeric_error(text, static_cast<double>(data[k]), k % rows, k / rows);
+            return k;
+    return -1;
+}
+
+#ifdef KILN_DEBUG_NANS
+template <class K, class Args>
+void locate_non_finite(context<K, Args> const& ctx);
+
+// Parameter node P (an argument): throws naming it at its first element that is not finite.
+template <class K, std::size_t P, class Ctx>
+[[gnu::cold, gnu::noinline]] void check_argument(Ctx& ctx) {
+    using In = info<node_of<K, P>>;
+    using M = meta_at<K, P>;
+    node_text const text{P, "param", {}, dtype_name<typename M::scalar>(), nullptr, 0, M::rank, ctx.ext[P],
+                         path_text_of<typename In::path>::value.view()};
+    decltype(auto) leaf = detail::param_value<typename In::path, M>(ctx.args);
+    if constexpr (M::rank == 0) {
+        if (!std::isfinite(leaf)) detail::throw_numeric_error(text, static_cast<double>(leaf), 0, 0);
+    } else {
+        for (long c = 0; c < static_cast<long>(leaf.cols()); ++c)
+            for (long row = 0; row < static_cast<long>(leaf.rows()); ++row)
+                if (!std::isfinite(leaf(row, c))) detail::throw_numeric_error(text, static_cast<double>(leaf(row, c)), row, c);
+    }
+}
+// Operand J of node I, if it is an argument (through aliases) read for its value: checked.
+template <class K, std::size_t I, std::size_t J, class Ctx>
+void check_argument_operand(Ctx& ctx) {
+    constexpr std::size_t r = detail::alias_root<K, operand_of<K, I, J>>();
+    if constexpr (!operand_bit(primitive_shape_only<typename info<node_of<K, I>>::primitive>::value, J) &&
+                  info<node_of<K, r>>::kind == node_kind::param && std::is_floating_point_v<typename meta_at<K, r>::scalar>)
+        detail::check_argument<K, r>(ctx);
+}
+template <class K, std::size_t I, class Ctx, std::size_t... J>
+void check_argument_operands(Ctx& ctx, std::index_sequence<J...>) {
+    (detail::check_argument_operand<K, I, J>(ctx), ...);
+}
+#endif
+
+// Node I's value has a NaN or Inf, the first at element k (column-major). Names the node that made it: the
+// first node, in topological order, whose value has a NaN or Inf while its operands have none (jax_debug_nans
+// re-runs op by op to name the primitive for the same reason). Without eager, node I's expression fused the
+// nodes below it, so the graph is evaluated again eagerly, every node on its own and checked (the eager
+// evaluation throws naming that node). With eager, the operands of I were checked before it, except the
+// arguments, which are checked now: a NaN passed in is named as that argument. Cold and out of line, with
+// the text of the node: the check inlined after each node is only a loop and a call.
+template <class K, std::size_t I, class Ctx>
+[[noreturn, gnu::cold, gnu::noinline]] void report_non_finite(Ctx& ctx, long k) {
+    using M = meta_at<K, I>;
+    using P = typename info<node_of<K, I>>::primitive;
+    constexpr auto& plan = plan_of<K>;
+    auto const& v = detail::slot_get<plan.owner[I]>(ctx.store);
+    double value = 0;
+    long rows = 1;
+    if constexpr (M::rank == 0) {
+        value = static_cast<double>(v);
+    } else {
+        value = static_cast<double>(v.data()[k]);
+        rows = static_cast<long>(v.rows());
+    }
+    std::string_view attrs;
+    if constexpr (requires { P::attrs(); }) attrs = P::attrs();
+    node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
+                         plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
+#ifdef KILN_DEBUG_NANS
+    if constexpr (!eager_plan<K>) detail::locate_non_finite(ctx);
+    else detail::check_argument_operands<K, I>(ctx, std::make_index_sequence<arity_of<K, I>>{});
+#endif
+    detail::throw_numeric_error(text, value, k % rows, k / rows);  // the eager evaluation did not see it again
 }
 
 template <class K, std::size_t I, class Ctx>
 void check_finite(Ctx& ctx) {
     using M = meta_at<K, I>;
-    using P = typename info<node_of<K, I>>::primitive;
     if constexpr (std::is_floating_point_v<typename M::scalar>) {
         auto const& v = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
-        constexpr auto& plan = plan_of<K>;
-        std::string_view attrs;
-        if constexpr (requires { P::attrs(); }) attrs = P::attrs();
-        node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
-                             plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
-        if constexpr (M::rank == 0) detail::check_finite_values(&v, 1, 1, text);
-        else detail::check_finite_values(v.data(), static_cast<long>(v.size()), static_cast<long>(v.rows()), text);
+        long k = 0;
+        if constexpr (M::rank == 0) k = detail::first_non_finite(&v, 1);
+        else k = detail::first_non_finite(v.data(), static_cast<long>(v.size()));
+        if (k >= 0) [[unlikely]]
+            detail::report_non_finite<K, I>(ctx, k);
     }
 }
 
@@ -482,6 +570,20 @@ template <class K, bool Checked, std::size_t... I, class Ctx>
 void materialise_all(Ctx& ctx, std::index_sequence<I...>) {
     [[maybe_unused]] int expand[] = {0, detail::materialise_if<K, I, Checked>(ctx)...};
 }
+
+#ifdef KILN_DEBUG_NANS
+// debug_nans found a NaN or Inf in a node of K's fused plan: K's graph evaluated again on the same
+// arguments and extents, eagerly (every node into a temporary of its own, on this thread) and checked after
+// each node, so that the node which made the NaN throws (report_non_finite). Returns if none does.
+template <class K, class Args>
+[[gnu::cold, gnu::noinline]] void locate_non_finite(context<K, Args> const& ctx) {
+    using E = eager_key<K>;
+    env const checked{.debug_nans = true};
+    auto const temporaries = std::make_unique<typename store_for<E>::type>();
+    context<E, Args> eager{ctx.args, ctx.ext, *temporaries, &checked};
+    detail::materialise_all<E, true>(eager, std::make_index_sequence<size_of<K>>{});
+}
+#endif
 
 // Extents of every node for these arguments (throws kiln::shape_error).
 template <class K, class Args>
@@ -563,11 +665,14 @@ template <class K, class... Args>
 #endif
 #ifdef KILN_EAGER
     if (e.eager) return detail::run_in<eager_key<K>>(&e, args...);
+#else
+    // Checked whichever other macros are defined: the checked path below is not eager.
+    if (e.eager) detail::throw_not_compiled_in("env::eager", "KILN_EAGER");
 #endif
 #if defined(KILN_DEBUG_NANS) || defined(KILN_THREADS)
     return detail::run_in<K>(&e, args...);
 #else
-    detail::throw_not_compiled_in("env::eager", "KILN_EAGER");  // the one setting left
+    detail::throw_not_compiled_in("env::eager", "KILN_EAGER");  // not reached: eager is the one setting left
 #endif
 }
 
