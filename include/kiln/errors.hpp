@@ -265,6 +265,17 @@ struct void_result {
                   "the cause: fix it first");
 };
 
+// A traced value used as a bool (if, while, !, &&, ||, ?:, bool(x)): it has no value while f is traced.
+template <class Context>
+struct no_truth_value {
+    static_assert(detail::fails<Context>,
+                  "kiln: a traced value has no run-time truth value: the function is traced once, for every value "
+                  "its arguments will have, so a branch cannot depend on one (if, while, !, &&, ||, ?: on a "
+                  "comparison of traced values). Compute both sides and select with kiln::where (or kiln::cond): "
+                  "kiln::where(x > 0_k, a, b) is elementwise; branch at compile time with if constexpr on shapes, "
+                  "dtypes or kiln::static_arg");
+};
+
 template <class ResultType>
 struct not_a_traced_result {
     static_assert(detail::fails<ResultType>,

@@ -18,10 +18,22 @@
 
 namespace kiln {
 
+// The base of every traced value. A traced value used as a bool (if, while, !, &&, ||, ?:, bool(x)) is
+// the kiln: diagnostic no_truth_value: a branch on a value that exists only at run time cannot be traced
+// (kiln::where selects elementwise). The conversion is declared only; its default template argument raises
+// the diagnostic as soon as overload resolution considers it, before any error that follows from it (a
+// deduced return type that differs between the branches). Explicit, so no implicit conversion (to bool, or
+// through it to a number) ever considers it. Not a template and in namespace kiln: it adds nothing to what
+// argument-dependent lookup walks, and prints no graph type.
+struct traced_base {
+    template <class Context = void, bool Raised = detail::raise_if<true, diagnostic::no_truth_value, Context>::ok>
+    explicit operator bool() const;
+};
+
 // Its namespace (kiln, not kiln::detail) is where argument-dependent lookup finds kiln's operators.
 template <class Expr>
 constexpr auto make_tracer() {
-    struct tracer {
+    struct tracer : traced_base {
         using kiln_expr [[maybe_unused]] = Expr;
     };
     return tracer{};
