@@ -88,7 +88,18 @@ struct fixed_stand_in<6> {
     template <class A0, class A1, class A2, class A3, class A4, class A5>
     call_stand_in operator()(A0, A1, A2, A3, A4, A5) const;
 };
-inline constexpr std::size_t max_probed_arity = 6;
+template <>
+struct fixed_stand_in<7> {
+    template <class A0, class A1, class A2, class A3, class A4, class A5, class A6>
+    call_stand_in operator()(A0, A1, A2, A3, A4, A5, A6) const;
+};
+template <>
+struct fixed_stand_in<8> {
+    template <class A0, class A1, class A2, class A3, class A4, class A5, class A6, class A7>
+    call_stand_in operator()(A0, A1, A2, A3, A4, A5, A6, A7) const;
+};
+// (A failed call of an f with more parameters may instantiate its body once more, on probe arguments.)
+inline constexpr std::size_t max_probed_arity = 8;
 struct variadic_stand_in {
     template <class... A>
     call_stand_in operator()(A...) const;
@@ -163,9 +174,11 @@ struct call_succeeded {
 };
 
 // f called on traced arguments Ts: `result` (what f returned, or failed_trace after an error) and `ok`.
-// A call that f does not take for its number of arguments is a kiln: diagnostic. A call f takes whose
-// body does not compile is the compiler's own error, and kiln adds nothing: g++ has then deduced void
-// (reported by outputs_of), clang has is_invocable false. (Reading `result` raises the diagnostics.)
+// A call that f does not take for its number of arguments is the kiln: diagnostic not_callable_with. A
+// call f takes whose body does not compile is the compiler's own error, and kiln adds nothing (g++ has
+// deduced void there, which outputs_of reports as void_result). When f takes no count at all (clang
+// dropped an operator() whose body it could not parse, or a parameter is not generic),
+// body_does_not_compile points to the compiler's error. (Reading `result` raises the diagnostics.)
 template <class F, class... Ts>
 struct traced_call {
     static constexpr bool callable = std::is_invocable_v<F const&, Ts const&...>;
