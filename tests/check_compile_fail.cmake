@@ -1,7 +1,8 @@
 # Runs one compile-fail test (see kiln_add_compile_fail in tests/CMakeLists.txt):
 #   cmake -DKILN_CF_BUILD_DIR=<build> -DKILN_CF_TARGET=<target> -DKILN_CF_REGEX_FILE=<file>
 #         [-DKILN_CF_CONFIG=<config>] -P check_compile_fail.cmake
-# Passes only if building <target> fails AND the build output matches the regex stored in <file>.
+# Passes only if building <target> fails AND the build output matches the regex stored in <file> (several
+# joined by "&&&" must all match; one prefixed with "!" must not match: see below).
 cmake_minimum_required(VERSION 3.20)
 
 foreach(var IN ITEMS KILN_CF_BUILD_DIR KILN_CF_TARGET KILN_CF_REGEX_FILE)
@@ -47,10 +48,23 @@ if(result EQUAL 0)
 endif()
 
 # The regex may be several, separated by "&&&": every one must match (the message and, say, the
-# argument index, which compilers print on different lines and in different orders).
+# argument index, which compilers print on different lines and in different orders). One that starts
+# with "!" must NOT match: "!cannot be called with this many" checks that a misleading diagnostic is
+# absent (a regex cannot start with "!" otherwise; write "[!]" for a literal one).
 string(REPLACE "&&&" ";" regexes "${regex}")
 foreach(one IN LISTS regexes)
   string(STRIP "${one}" one)
+  if(one MATCHES "^!")
+    string(SUBSTRING "${one}" 1 -1 absent)
+    if(output MATCHES "${absent}")
+      message("compile-fail test ${KILN_CF_TARGET}: the build failed (${result}), but with an error that must not appear.")
+      message("Matched the forbidden pattern: ${absent}\n  (matched text: ${CMAKE_MATCH_0})")
+      print_excerpt()
+      message(FATAL_ERROR "${KILN_CF_TARGET}: compile error matched a forbidden pattern")
+    endif()
+    message("compile-fail test ${KILN_CF_TARGET}: absent as required: ${absent}")
+    continue()
+  endif()
   if(NOT output MATCHES "${one}")
     message("compile-fail test ${KILN_CF_TARGET}: the build failed (${result}), but not with the expected error.")
     message("Expected a match for: ${one}")

@@ -246,6 +246,36 @@ struct not_callable_with {
                   "every parameter is generic (auto const&)");
 };
 
+// f takes as many arguments as it was given, but did not compile on them: the compiler's own error,
+// reported above, is the cause (a misspelt or missing function, say); kiln's checks stop there.
+template <class Function>
+struct body_does_not_compile {
+    static_assert(detail::fails<Function>,
+                  "kiln: the traced function does not compile on its traced arguments: the first error above, "
+                  "inside the function, is the cause (a misspelt or missing function, say). If there is none, "
+                  "check that every parameter is generic (auto const&)");
+};
+
+// f returned void: it forgot `return`, or (with g++) its body did not compile and g++ deduced void.
+template <class ResultType>
+struct void_result {
+    static_assert(detail::fails<ResultType>,
+                  "kiln: the traced function returns void, not traced values: return its result. If an error "
+                  "was reported above inside the function (a misspelt or missing function, say), that error is "
+                  "the cause: fix it first");
+};
+
+// A traced value used as a bool (if, while, !, &&, ||, ?:, bool(x)): it has no value while f is traced.
+template <class Context>
+struct no_truth_value {
+    static_assert(detail::fails<Context>,
+                  "kiln: a traced value has no run-time truth value: the function is traced once, for every value "
+                  "its arguments will have, so a branch cannot depend on one (if, while, !, &&, ||, ?: on a "
+                  "comparison of traced values). Compute both sides and select with kiln::where (or kiln::cond): "
+                  "kiln::where(x > 0_k, a, b) is elementwise; branch at compile time with if constexpr on shapes, "
+                  "dtypes or kiln::static_arg");
+};
+
 template <class ResultType>
 struct not_a_traced_result {
     static_assert(detail::fails<ResultType>,

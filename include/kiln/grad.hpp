@@ -370,7 +370,7 @@ struct marked_call {
     struct call;
     template <class... Ms>
     struct call<mp_list<Ms...>> {
-        using type = decltype(std::declval<Fn const&>()(std::declval<Ms const&>()...));
+        using type = typename traced_call<Fn, Ms...>::result;  // failed_trace after an error
     };
     using result = typename std::conditional_t<valid, call<typename all::args>,
                                                std::type_identity<tracer<constant<0>>>>::type;
@@ -427,9 +427,13 @@ struct grad_trace {
         using type = operand_description<meta_of_tracer<R>>;
     };
     static constexpr bool valid = call::valid && scalar_ok;
-    static constexpr bool ok = call::args_ok && raise_if<call::valid && !scalar_ok, diagnostic::needs_scalar_output,
-                                                         grad_fn<F, Argnums, HasAux, WithValue>,
-                                                         typename described<result>::type>::ok;
+    // (Nothing more after a failed call, which was reported; void: a forgotten return or, with g++, a body
+    // that did not compile.)
+    static constexpr bool returned = !std::is_same_v<result, failed_trace> && !std::is_void_v<result>;
+    static constexpr bool ok =
+        call::args_ok && raise_if<call::valid && std::is_void_v<result>, diagnostic::void_result, result>::ok &&
+        raise_if<call::valid && returned && !scalar_ok, diagnostic::needs_scalar_output, grad_fn<F, Argnums, HasAux, WithValue>,
+                 typename described<result>::type>::ok;
 
     template <class V, bool Ok = ok>
     struct pass_for {

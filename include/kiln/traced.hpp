@@ -18,10 +18,26 @@
 
 namespace kiln {
 
+// The base of every traced value. A traced value used as a bool (if, while, !, &&, ||, ?:, bool(x)) is
+// the kiln: diagnostic no_truth_value: a branch on a value that exists only at run time cannot be traced
+// (kiln::where selects elementwise). The conversion is declared only, and its default template argument
+// raises the diagnostic while overload resolution deduces it for bool, so it comes before any error that
+// follows from the branch (a deduced return type that differs between the branches). To another type T
+// it is never a candidate (the constraint), and for T it raises nothing: g++ deduces the explicit
+// conversion functions of an operand even where they cannot be used (std::array{s, s} of tracers deduces
+// T = the tracer). Explicit, so no implicit conversion (to bool, or through it to a number) uses it. Not
+// a class template and in namespace kiln: it adds nothing to what argument-dependent lookup walks, and
+// prints no graph type.
+struct traced_base {
+    template <class T, bool Raised = detail::raise_if<std::is_same_v<T, bool>, diagnostic::no_truth_value, T>::ok>
+        requires std::is_same_v<T, bool>
+    explicit operator T() const;
+};
+
 // Its namespace (kiln, not kiln::detail) is where argument-dependent lookup finds kiln's operators.
 template <class Expr>
 constexpr auto make_tracer() {
-    struct tracer {
+    struct tracer : traced_base {
         using kiln_expr [[maybe_unused]] = Expr;
     };
     return tracer{};

@@ -158,7 +158,7 @@ struct vmap_trace {
     struct call;
     template <class... Ms>
     struct call<mp_list<Ms...>> {
-        using type = decltype(std::declval<F const&>()(std::declval<Ms const&>()...));
+        using type = typename traced_call<F, Ms...>::result;  // failed_trace after an error
     };
     using result = std::remove_cvref_t<
         typename std::conditional_t<all::valid, call<typename all::args>, std::type_identity<tracer<constant<0>>>>::type>;
@@ -196,6 +196,8 @@ struct vmap_trace {
     static auto make() {
         if constexpr (!all::valid) {
             static_cast<void>(all::ok);
+            return failed_trace{};
+        } else if constexpr (!outputs_of<result>::value) {  // reported (void, or not traced values)
             return failed_trace{};
         } else {
             using outs = output_nodes<result>;

@@ -184,22 +184,48 @@ struct ad_graph<mp_list<Ns...>, WrtSet> {
     static constexpr ad_table<n, e> table = make();
 };
 
+// Whether primitive P declares the rule vjp (jvp): asked of the primitive by name lookup, never of a node
+// (docs/architecture.md, "failed requirements on node types"). With a rule of its own, `vjp` is found in P
+// and in rule_marker, and naming it is ambiguous.
+struct rule_marker {
+    static void vjp();
+    static void jvp();
+};
+template <class P>
+struct rule_lookup : P, rule_marker {};
+template <class P>
+struct has_rules {
+    static constexpr bool vjp = !requires { &rule_lookup<P>::vjp; };
+    static constexpr bool jvp = !requires { &rule_lookup<P>::jvp; };
+};
+
 // The rules of node U's primitive, called on tracers (class templates, so that naming one in a
-// std::conditional_t does not apply the rule).
+// std::conditional_t does not apply the rule). A primitive without the rule a pass needs is the kiln:
+// diagnostic no_derivative naming the primitive and its operands (as vmap_no_rule does for batching);
+// the pass then goes on with no derivative through it (zero), so nothing else is reported.
 template <class U>
 struct rules_of;
 template <class P, class... Children>
 struct rules_of<node<P, Children...>> {
     template <std::size_t K, class Ct>
-    struct vjp {
+    struct vjp_rule {
         using type = typename expr_of<decltype(P::template vjp<K>(tracer<Ct>{}, tracer<node<P, Children...>>{},
                                                                   tracer<Children>{}...))>::type;
     };
     template <std::size_t K, class T>
-    struct jvp {
+    struct jvp_rule {
         using type = typename expr_of<decltype(P::template jvp<K>(tracer<T>{}, tracer<node<P, Children...>>{},
                                                                   tracer<Children>{}...))>::type;
     };
+    struct no_rule {
+        using type = std::conditional_t<raise_if<true, diagnostic::no_derivative, P,
+                                                 operand_description<typename info<Children>::operand_meta>...>::ok,
+                                        zero, zero>;
+    };
+    template <std::size_t K, class Ct>
+    using vjp = std::conditional_t<has_rules<P>::vjp, vjp_rule<K, Ct>, no_rule>;
+    template <std::size_t K, class T>
+    using jvp = std::conditional_t<has_rules<P>::jvp, jvp_rule<K, T>, no_rule>;
 };
 
 // ---------------------------------------------------------------------------------------------------

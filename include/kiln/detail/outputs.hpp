@@ -63,6 +63,13 @@ struct outputs_of : std::bool_constant<raise_if<true, diagnostic::not_a_traced_r
     using exprs = mp_list<constant<0>>;
     using tree = out_leaf;
 };
+// A function returning void: it forgot `return`, or its body did not compile (g++ then deduces void).
+template <class R>
+    requires std::is_void_v<R>
+struct outputs_of<R> : std::bool_constant<raise_if<true, diagnostic::void_result, R>::ok> {
+    using exprs = mp_list<constant<0>>;
+    using tree = out_leaf;
+};
 // What a kiln transform returns after a kiln: diagnostic: rejected as a result without another message.
 struct failed_trace {
     using kiln_expr = constant<0>;
