@@ -25,18 +25,27 @@ struct to_node : std::bool_constant<std::conditional_t<std::is_arithmetic_v<T> |
                                                        raise_if<true, diagnostic::unsupported_operand, T>>::ok> {
     using type = constant<0>;
 };
+// A constant no kiln dtype holds exactly (kiln::c<0.5L>, an integer beyond std::int64_t) is rejected here,
+// before it becomes an operand, so its diagnostic is the only one.
+template <class N>
+struct constant_accepted : std::true_type {};
+template <auto V>
+    requires std::is_void_v<constant_dtype<V>>
+struct constant_accepted<constant<V>>
+    : std::bool_constant<raise_if<true, diagnostic::constant_without_dtype, diagnostic::constant_value<V>>::ok> {};
+
 template <traced_value T>
-struct to_node<T> : std::true_type {
+struct to_node<T> : constant_accepted<typename T::kiln_expr> {
     using type = typename T::kiln_expr;
 };
 template <class T, T V>
-struct to_node<std::integral_constant<T, V>> : std::true_type {
+struct to_node<std::integral_constant<T, V>> : constant_accepted<constant<V>> {
     using type = constant<V>;
 };
 // A static argument with an arithmetic value is a constant like std::integral_constant.
 template <detail::structural V>
     requires std::is_arithmetic_v<typename static_arg<V>::value_type>
-struct to_node<static_arg<V>> : std::true_type {
+struct to_node<static_arg<V>> : constant_accepted<constant<static_arg<V>::value>> {
     using type = constant<static_arg<V>::value>;
 };
 // What f received for a string or an enum, and for an absent optional: never an operand.
