@@ -3,7 +3,8 @@
 //   and rejects what it cannot hold (tests/compile_fail/cf_literal_out_of_range.cpp);
 // - an argument or constant of a type no dtype holds exactly (unsigned of 32 bits or more, long double)
 //   is rejected, not narrowed (cf_arg_unsigned*, cf_arg_long_double, cf_constant_without_dtype); a
-//   constant takes i32 or i64 by its value;
+//   constant takes i32 or i64 by its value, and one the integer dtype it adopts cannot hold is rejected
+//   (cf_constant_out_of_range);
 // - integer arithmetic wraps around on overflow as XLA's does (two's complement), for + - * neg abs
 //   square, powers, sum, prod, dot, outer and matmul, in i32 and i64, with values given at run time.
 //   i32 references are computed exactly in i64 and narrowed (modular since C++20); i64 references are
@@ -103,6 +104,14 @@ TEST(Numbers, UnsignedConstantsKeepTheirValue) {
     EXPECT_EQ(kiln::jit(f)(runtime(1.0)), 3000000000.0);
     auto g = [](auto const& x, auto const& k) { return x + k; };
     EXPECT_EQ(kiln::jit(g)(runtime(I64{1}), std::integral_constant<unsigned, 4000000000u>{}), 4000000001LL);
+}
+
+TEST(Numbers, ConstantsAdoptAnIntegerDtypeThatHoldsThem) {
+    // The limits of i32 fit an i32 operand (a constant beyond them is cf_constant_out_of_range).
+    auto f = [](auto const& x) { return x + kiln::c<-2147483648LL> + 2147483647_k; };
+    EXPECT_EQ(kiln::jit(f)(runtime(I32{1})), 0);
+    auto g = [](auto const& x) { return x * 5000000000_k; };
+    EXPECT_EQ(kiln::jit(g)(runtime(I64{2})), 10000000000LL);
 }
 
 // ---------------------------------------------------------------------------------------------------

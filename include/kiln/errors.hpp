@@ -138,6 +138,16 @@ struct operand_count {};
 template <auto V>
 struct constant_value {};
 
+template <class Constant, class Dtype>
+struct constant_out_of_range {
+    static_assert(detail::fails<Constant, Dtype>,
+                  "kiln: this integer constant does not fit in the integer dtype it adopts from the value it meets "
+                  "(a literal takes the other operand's dtype, as in JAX: c<3000000000> * x is i32 for an i32 x) "
+                  "and would wrap: make the other operand std::int64_t (kiln::cast<std::int64_t>(x)), or write the "
+                  "constant as a floating-point one; the constant and the dtype are the template arguments of "
+                  "kiln::diagnostic::constant_out_of_range below");
+};
+
 template <class Constant>
 struct constant_without_dtype {
     static_assert(detail::fails<Constant>,
