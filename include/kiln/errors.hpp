@@ -134,6 +134,28 @@ struct unsupported_dtype {
 template <std::size_t N>
 struct operand_count {};
 
+// A compile-time constant (kiln::c<V>, std::integral_constant, kiln::static_arg) of value V.
+template <auto V>
+struct constant_value {};
+
+template <class Constant, class Dtype>
+struct constant_out_of_range {
+    static_assert(detail::fails<Constant, Dtype>,
+                  "kiln: this integer constant does not fit in the integer dtype it adopts from the value it meets "
+                  "(a literal takes the other operand's dtype, as in JAX: c<3000000000> * x is i32 for an i32 x) "
+                  "and would wrap: make the other operand std::int64_t (kiln::cast<std::int64_t>(x)), or write the "
+                  "constant as a floating-point one; the constant and the dtype are the template arguments of "
+                  "kiln::diagnostic::constant_out_of_range below");
+};
+
+template <class Constant>
+struct constant_without_dtype {
+    static_assert(detail::fails<Constant>,
+                  "kiln: no kiln dtype holds this compile-time constant exactly (an integer beyond std::int64_t, "
+                  "or a long double): write it as a std::int64_t or a double; the constant is the template "
+                  "argument of kiln::diagnostic::constant_without_dtype below");
+};
+
 template <class RuntimeType>
 struct runtime_value_in_graph {
     static_assert(detail::fails<RuntimeType>,
@@ -159,6 +181,20 @@ struct unsupported_argument {
                   "std::array, plain aggregates and Hana structs and maps (docs/arguments.md); the argument (index, "
                   "then path inside the pytree) and its type are the template arguments of "
                   "kiln::diagnostic::unsupported_argument below");
+};
+
+// An element type no kiln dtype holds exactly (kiln/dtype.hpp, exact_in_a_dtype), for a scalar argument and
+// for the elements of an Eigen argument alike.
+template <class Argument, class ArgumentType>
+struct no_exact_dtype {
+    static_assert(detail::fails<Argument, ArgumentType>,
+                  "kiln: this argument's element type has no kiln dtype that holds its values exactly: an unsigned "
+                  "integer of 32 bits or more (unsigned, std::uint32_t, std::uint64_t, std::size_t) would wrap and a "
+                  "long double would be rounded, and an Eigen object is read in place, so its Scalar must be double, "
+                  "float, std::int32_t, std::int64_t or bool itself. Cast it to std::int64_t or double first "
+                  "(x.cast<std::int64_t>(), x.cast<double>() for an Eigen object); the argument (index, then path "
+                  "inside the pytree) and its type are the template arguments of kiln::diagnostic::no_exact_dtype "
+                  "below");
 };
 
 template <class Argument, class ArgumentType>

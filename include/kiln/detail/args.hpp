@@ -68,6 +68,12 @@ inline constexpr bool is_std_array = false;
 template <class T, std::size_t N>
 inline constexpr bool is_std_array<std::array<T, N>> = true;
 
+// A scalar, or an Eigen dense object, whose element type no kiln dtype holds exactly (unsigned of 32 bits or
+// more, long double; for an Eigen object, which is read in place, any Scalar that is not a dtype): rejected,
+// for every kind of leaf alike, rather than narrowed (kiln/dtype.hpp, exact_in_a_dtype).
+template <class A>
+concept inexact_argument = (std::is_arithmetic_v<A> && !exact_in_a_dtype<A>) ||
+                           (eigen_dense<A> && std::is_arithmetic_v<typename A::Scalar> && !dtype<typename A::Scalar>);
 // Eigen dense objects (Matrix, Array, Map, Ref, Block, fixed or dynamic) of a kiln dtype: rank-2 parameters.
 template <class A>
 concept tensor_argument = eigen_dense<A> && dtype<typename A::Scalar>;
@@ -126,13 +132,14 @@ template <class A>
 concept non_dense_eigen = std::is_base_of_v<Eigen::EigenBase<A>, A> && !eigen_dense<A>;
 
 enum class arg_kind {
-    tensor, spec, scalar, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
+    tensor, spec, scalar, inexact, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
     runtime_map, variable_length, pointer, non_dense_eigen, non_aggregate, unsupported
 };
 
 template <class A>
 constexpr arg_kind kind_of() {
     if constexpr (traced_value<A>) return arg_kind::unsupported;  // a tracer inside an aggregate: not here
+    else if constexpr (inexact_argument<A>) return arg_kind::inexact;
     else if constexpr (tensor_argument<A>) return arg_kind::tensor;
     else if constexpr (spec_argument<A>) return arg_kind::spec;
     else if constexpr (scalar_argument<A>) return arg_kind::scalar;
@@ -407,6 +414,8 @@ template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::non_aggregate> : rejected<diagnostic::non_aggregate_argument, A, Site> {};
 template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::unsupported> : rejected<diagnostic::unsupported_argument, A, Site> {};
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::inexact> : rejected<diagnostic::no_exact_dtype, A, Site> {};
 
 // ---------------------------------------------------------------------------------------------------
 // All the arguments of one call, for the graph whose present optionals are Mask.

@@ -2,7 +2,8 @@
 // them, and CSE sees the simplified node):
 // - every operand a constant, and the primitive says `folds = true`: the node is the constant
 //   apply(operands) in the node's dtype (c<2> * c<0.5> is c<1.0>). An operation whose value is not a
-//   constant expression (c<1.0> / c<0>, an integer overflow) is left as a node.
+//   constant expression (c<1.0> / c<0>) is left as a node; integer + - * wrap around (c<INT_MAX> + c<1> folds
+//   to INT_MIN), as they do at run time.
 // - x op e = x when e is the primitive's `right_identity` (x + 0, x - 0, x * 1, x / 1), e op x = x for
 //   its `left_identity` (0 + x, 1 * x), but only when the node's dtype and shape are exactly x's: an
 //   identity never changes a value's type (int32 * c<1.0> is f64 in JAX, and stays a node).

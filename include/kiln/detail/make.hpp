@@ -12,6 +12,8 @@
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
+#include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace kiln::detail {
@@ -25,18 +27,27 @@ struct to_node : std::bool_constant<std::conditional_t<std::is_arithmetic_v<T> |
                                                        raise_if<true, diagnostic::unsupported_operand, T>>::ok> {
     using type = constant<0>;
 };
+// A constant no kiln dtype holds exactly (kiln::c<0.5L>, an integer beyond std::int64_t) is rejected here,
+// before it becomes an operand, so its diagnostic is the only one.
+template <class N>
+struct constant_accepted : std::true_type {};
+template <auto V>
+    requires std::is_void_v<constant_dtype<V>>
+struct constant_accepted<constant<V>>
+    : std::bool_constant<raise_if<true, diagnostic::constant_without_dtype, diagnostic::constant_value<V>>::ok> {};
+
 template <traced_value T>
-struct to_node<T> : std::true_type {
+struct to_node<T> : constant_accepted<typename T::kiln_expr> {
     using type = typename T::kiln_expr;
 };
 template <class T, T V>
-struct to_node<std::integral_constant<T, V>> : std::true_type {
+struct to_node<std::integral_constant<T, V>> : constant_accepted<constant<V>> {
     using type = constant<V>;
 };
 // A static argument with an arithmetic value is a constant like std::integral_constant.
 template <detail::structural V>
     requires std::is_arithmetic_v<typename static_arg<V>::value_type>
-struct to_node<static_arg<V>> : std::true_type {
+struct to_node<static_arg<V>> : constant_accepted<constant<static_arg<V>::value>> {
     using type = constant<static_arg<V>::value>;
 };
 // What f received for a string or an enum, and for an absent optional: never an operand.
@@ -57,6 +68,28 @@ template <class N>
     requires requires { info<N>::checked; }
 struct rule_accepts<N> : std::bool_constant<info<N>::checked> {};
 
+// A weak integer constant adopts the integer dtype of the value it meets (c<2> * x is i32 for an i32 x), as
+// JAX's Python integers do. One whose value that dtype cannot hold would wrap, so it is rejected (JAX raises
+// an OverflowError there). Compute is the dtype an elementwise node computes in; primitives without one
+// (rule::compute) cast no constant.
+template <class Compute, auto V>
+constexpr bool holds_value() {
+    if constexpr (V < 0) return static_cast<std::intmax_t>(V) >= std::numeric_limits<Compute>::min();
+    else return static_cast<std::uintmax_t>(V) <= static_cast<std::uintmax_t>(std::numeric_limits<Compute>::max());
+}
+template <class Compute, class N>
+struct constant_fits : std::true_type {};
+template <class Compute, auto V>
+    requires(wrapping<Compute> && wrapping<decltype(V)>)
+struct constant_fits<Compute, constant<V>>
+    : std::bool_constant<raise_if<!holds_value<Compute, V>(), diagnostic::constant_out_of_range,
+                                  diagnostic::constant_value<V>, Compute>::ok> {};
+template <class Node, class... Children>
+struct constants_fit : std::true_type {};
+template <class Node, class... Children>
+    requires requires { typename info<Node>::compute; }
+struct constants_fit<Node, Children...> : std::conjunction<constant_fits<typename info<Node>::compute, Children>...> {};
+
 template <bool OperandsOk, class Primitive, class... Operands>
 struct node_from {
     using type = constant<0>;
@@ -64,7 +97,9 @@ struct node_from {
 template <class Primitive, class... Operands>
 struct node_from<true, Primitive, Operands...> {
     using node_type = node<Primitive, typename to_node<Operands>::type...>;
-    using type = std::conditional_t<rule_accepts<node_type>::value, typename simplify<node_type>::type, constant<0>>;
+    using type = std::conditional_t<
+        std::conjunction<rule_accepts<node_type>, constants_fit<node_type, typename to_node<Operands>::type...>>::value,
+        typename simplify<node_type>::type, constant<0>>;
 };
 
 // The traced value Primitive(operands...), or after a diagnostic a stand-in constant: what every

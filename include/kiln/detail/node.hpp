@@ -101,10 +101,35 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     using topo = mp_list<param<Path, Scalar, Rows, Cols, Rank>>;
 };
 
+// Instantiates the diagnostic Diag<Ts...> (whose static_assert fails) only when Fail is true.
+template <bool Fail, template <class...> class Diag, class... Ts>
+struct raise_if {
+    static constexpr bool ok = true;
+};
+template <template <class...> class Diag, class... Ts>
+struct raise_if<true, Diag, Ts...> {
+    // Instantiated through a member, not a base: clang would otherwise mark this class invalid too and
+    // every use of `ok` would add an error of its own; this way the diagnostic stays the only one.
+    using diagnose = char[sizeof(Diag<Ts...>)];
+    static constexpr bool ok = false;
+};
+
+// A constant's dtype follows its value (detail::constant_dtype, kiln/dtype.hpp); one no dtype holds
+// exactly is rejected (and stands in as an i32 0 afterwards, so that only the diagnostic is printed).
+template <auto Value, class Dtype = constant_dtype<Value>>
+struct constant_scalar {
+    using type = Dtype;
+};
+template <auto Value>
+struct constant_scalar<Value, void> {
+    using type = std::conditional_t<
+        raise_if<true, diagnostic::constant_without_dtype, diagnostic::constant_value<Value>>::ok, void, std::int32_t>;
+};
+
 template <auto Value>
 struct info<constant<Value>> {
     static constexpr node_kind kind = node_kind::constant;
-    using scalar = dtype_of<decltype(Value)>;
+    using scalar = typename constant_scalar<Value>::type;
     static constexpr scalar value = static_cast<scalar>(Value);
     static constexpr int rank = 0;
     static constexpr long rows = 1, cols = 1;
@@ -158,19 +183,6 @@ using operand_description =
     diagnostic::operand<typename I::origin,
                         std::conditional_t<I::rank == 0, diagnostic::scalar_shape,
                                            diagnostic::shape<I::rows, I::cols>>>;
-
-// Instantiates the diagnostic Diag<Ts...> (whose static_assert fails) only when Fail is true.
-template <bool Fail, template <class...> class Diag, class... Ts>
-struct raise_if {
-    static constexpr bool ok = true;
-};
-template <template <class...> class Diag, class... Ts>
-struct raise_if<true, Diag, Ts...> {
-    // Instantiated through a member, not a base: clang would otherwise mark this class invalid too and
-    // every use of `ok` would add an error of its own; this way the diagnostic stays the only one.
-    using diagnose = char[sizeof(Diag<Ts...>)];
-    static constexpr bool ok = false;
-};
 
 // No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
 struct zero {};

@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <string_view>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -18,10 +19,20 @@ struct abs_p : detail::elementwise_unary<abs_p> {
     static constexpr std::string_view name = "abs";
     static constexpr double cost = 1;  // flops per element, roughly, for cost estimates
     static constexpr bool floating = false;
+    // |INT_MIN| wraps around to INT_MIN, as in XLA (a signed negation would overflow).
     template <class X>
     static auto apply(X const& x) {
-        if constexpr (std::is_arithmetic_v<X>) return x < X(0) ? -x : x;
-        else return x.abs();
+        using T = detail::element_t<X>;
+        if constexpr (detail::wrapping<T>) {
+            using U = std::make_unsigned_t<T>;
+            auto const magnitude = [](T e) { return e < T(0) ? static_cast<T>(U(0) - static_cast<U>(e)) : e; };
+            if constexpr (std::is_arithmetic_v<X>) return magnitude(x);
+            else return x.unaryExpr(magnitude);
+        } else if constexpr (std::is_arithmetic_v<X>) {
+            return x < X(0) ? -x : x;
+        } else {
+            return x.abs();
+        }
     }
     // sign(x), 0 at 0 as in JAX
     static constexpr auto chain(auto g, auto x, auto) {

@@ -61,8 +61,14 @@ struct dot_p {
     template <class A, class B, class X, class Y>
     static auto lower(detail::extent, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
-        return detail::as_column(detail::as_matrix(detail::cast_to<R>(x)))
-            .dot(detail::as_column(detail::as_matrix(detail::cast_to<R>(y))));
+        if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
+            using U = std::make_unsigned_t<R>;
+            return static_cast<R>(detail::as_column(detail::as_matrix(detail::cast_to<R>(x))).template cast<U>()
+                                      .dot(detail::as_column(detail::as_matrix(detail::cast_to<R>(y))).template cast<U>()));
+        } else {
+            return detail::as_column(detail::as_matrix(detail::cast_to<R>(x)))
+                .dot(detail::as_column(detail::as_matrix(detail::cast_to<R>(y))));
+        }
     }
 
     static constexpr double flops(detail::extent, detail::extent a, detail::extent) {

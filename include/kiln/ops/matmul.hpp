@@ -55,7 +55,14 @@ struct matmul_p {
     static void assign(Dst& dst, detail::extent out, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
         dst.resize(out.rows, out.cols);
-        dst.noalias() = detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y));
+        if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
+            using U = std::make_unsigned_t<R>;
+            dst.noalias() = (detail::as_matrix(detail::cast_to<R>(x)).template cast<U>() *
+                             detail::as_matrix(detail::cast_to<R>(y)).template cast<U>())
+                                .template cast<R>();
+        } else {
+            dst.noalias() = detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y));
+        }
     }
 
     // Part `part` of `parts` of the product, for a thread pool: a block of rows (of columns for a wide
@@ -63,6 +70,23 @@ struct matmul_p {
     template <class A, class B, class Dst, class X, class Y>
     static void assign_part(Dst& dst, detail::extent out, int part, int parts, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
+        if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
+            using U = std::make_unsigned_t<R>;
+            if (out.rows >= out.cols) {
+                auto const [begin, size] = detail::part_range(out.rows, part, parts);
+                dst.middleRows(begin, size).noalias() =
+                    (detail::as_matrix(detail::cast_to<R>(x)).middleRows(begin, size).template cast<U>() *
+                     detail::as_matrix(detail::cast_to<R>(y)).template cast<U>())
+                        .template cast<R>();
+            } else {
+                auto const [begin, size] = detail::part_range(out.cols, part, parts);
+                dst.middleCols(begin, size).noalias() =
+                    (detail::as_matrix(detail::cast_to<R>(x)).template cast<U>() *
+                     detail::as_matrix(detail::cast_to<R>(y)).middleCols(begin, size).template cast<U>())
+                        .template cast<R>();
+            }
+            return;
+        }
         // One statement each: a cast of an operand is a temporary that must outlive the product.
         if (out.rows >= out.cols) {
             auto const [begin, size] = detail::part_range(out.rows, part, parts);

@@ -16,7 +16,12 @@ struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
     static constexpr bool floating = false;
     static constexpr bool folds = true;
-    static constexpr auto apply(auto const& x) { return -x; }
+    // Integers wrap around: -INT_MIN is INT_MIN, as in XLA (detail::wrapped, kiln/dtype.hpp).
+    static constexpr auto apply(auto const& x) {
+        using T = detail::element_t<decltype(x)>;
+        if constexpr (detail::wrapping<T>) return detail::wrapped<T>([](auto const& u) { return -u; }, x);
+        else return -x;
+    }
     // d(-x)/dx = -1
     static constexpr auto chain(auto g, auto, auto) {
         return -g;

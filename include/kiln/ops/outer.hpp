@@ -51,10 +51,18 @@ struct outer_p {
     static auto lower(detail::extent, X const& x, Y const& y) {
         using R = rule<A, B>;
         using C = typename R::compute;
-        auto product = detail::as_column(detail::as_matrix(detail::cast_to<C>(x)))
-                           .lazyProduct(detail::as_column(detail::as_matrix(detail::cast_to<C>(y))).transpose());
-        if constexpr (std::is_same_v<C, typename R::scalar>) return product;
-        else return product.template cast<typename R::scalar>();
+        if constexpr (detail::wrapping<C>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
+            using U = std::make_unsigned_t<C>;
+            return detail::as_column(detail::as_matrix(detail::cast_to<C>(x)))
+                .template cast<U>()
+                .lazyProduct(detail::as_column(detail::as_matrix(detail::cast_to<C>(y))).template cast<U>().transpose())
+                .template cast<typename R::scalar>();
+        } else {
+            auto product = detail::as_column(detail::as_matrix(detail::cast_to<C>(x)))
+                               .lazyProduct(detail::as_column(detail::as_matrix(detail::cast_to<C>(y))).transpose());
+            if constexpr (std::is_same_v<C, typename R::scalar>) return product;
+            else return product.template cast<typename R::scalar>();
+        }
     }
 
     static constexpr double flops(detail::extent out, detail::extent, detail::extent) {

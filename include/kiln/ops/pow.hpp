@@ -24,17 +24,19 @@
 
 namespace kiln {
 namespace detail {
-// x ** y for integers, by squaring; a negative y gives 1 / x ** -y truncated, as XLA does.
+// x ** y for integers, by squaring; a negative y gives 1 / x ** -y truncated, as XLA does. The products
+// wrap around on overflow, as XLA's do: they are computed in the unsigned type of the same width.
 template <class T>
 constexpr T integer_power(T x, T y) {
     if (y < 0) return x == 1 ? T(1) : x == -1 ? (y % 2 == 0 ? T(1) : T(-1)) : T(0);
-    T r = 1;
+    using U = std::make_unsigned_t<T>;
+    U r = 1, b = static_cast<U>(x);
     while (y > 0) {
-        if (y & 1) r *= x;
+        if (y & 1) r *= b;
         y >>= 1;
-        if (y > 0) x *= x;
+        if (y > 0) b *= b;
     }
-    return r;
+    return static_cast<T>(r);
 }
 
 // "y=<n>": the attribute text of integer_pow, built at compile time.
@@ -126,11 +128,11 @@ struct integer_pow_p : detail::elementwise_unary<integer_pow_p<N>> {
             using T = typename X::Scalar;
             if constexpr (N == 0) return x.unaryExpr([](T) { return T(1); });  // 1 even for NaN, as JAX
             else if constexpr (N == 1) return x;
+            else if constexpr (std::is_integral_v<T>) return x.unaryExpr([](T e) { return detail::integer_power(e, T(N)); });
             else if constexpr (N == 2) return x.square();
             else if constexpr (N == 3) return x.cube();
             else if constexpr (N == -1) return x.inverse();
             else if constexpr (N == -2) return x.square().inverse();
-            else if constexpr (std::is_integral_v<T>) return x.unaryExpr([](T e) { return detail::integer_power(e, T(N)); });
             else return x.pow(T(N));
         }
     }

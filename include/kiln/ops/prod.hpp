@@ -20,8 +20,9 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_prod";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
-    static auto all(auto const& v) { return v.prod(); }
-    static auto along(auto const& v) { return v.prod(); }
+    // Integer products wrap around on overflow, as in XLA (computed in the unsigned type; kiln/dtype.hpp).
+    static auto all(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.prod(); }); }
+    static auto along(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.prod(); }); }
     // d prod / d x_i: the product of the other elements it was reduced with. prod / x_i where x_i is not 0;
     // where it is, the product of the non-zero others when x_i is the only zero, else 0 (JAX's and
     // PyTorch's values: prod / x_i would be 0 / 0). The division is by x with its zeros replaced by ones,

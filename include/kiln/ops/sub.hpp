@@ -18,7 +18,12 @@ struct sub_p : detail::elementwise_binary<sub_p> {
     static constexpr bool floating = false;
     static constexpr bool folds = true;
     static constexpr int right_identity = 0;
-    static constexpr auto apply(auto const& a, auto const& b) { return a - b; }
+    // Integers wrap around on overflow, as in XLA (detail::wrapped, kiln/dtype.hpp).
+    static constexpr auto apply(auto const& a, auto const& b) {
+        using T = detail::element_t<decltype(a)>;
+        if constexpr (detail::wrapping<T>) return detail::wrapped<T>([](auto const& u, auto const& v) { return u - v; }, a, b);
+        else return a - b;
+    }
     template <std::size_t K>
     static constexpr auto chain(auto g, auto, auto, auto) {
         if constexpr (K == 0) return g;

@@ -10,14 +10,37 @@
 #include <kiln/ops/size.hpp>
 
 namespace kiln {
+namespace detail {
+// reduce(v) for an array or a vectorwise view (colwise(), rowwise()) v; for signed integers in the
+// unsigned type of the same width, so that an overflowing sum or product wraps around as in XLA instead
+// of being undefined behaviour. Floating-point and bool reductions are reduce(v) itself.
+template <class V, class Reduce>
+auto wrapping_reduce(V const& v, Reduce reduce) {
+    using T = typename V::Scalar;
+    if constexpr (!wrapping<T>) {
+        return reduce(v);
+    } else {
+        using U = std::make_unsigned_t<T>;
+        if constexpr (requires { V::isVertical; }) {  // a vectorwise view: the same view of the cast
+            auto const u = v._expression().template cast<U>();
+            if constexpr (V::isVertical) return reduce(u.colwise()).template cast<T>();
+            else return reduce(u.rowwise()).template cast<T>();
+        } else {
+            return static_cast<T>(reduce(v.template cast<U>()));
+        }
+    }
+}
+}  // namespace detail
+
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_sum";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
-    static auto all(auto const& v) { return v.sum(); }
-    static auto along(auto const& v) { return v.sum(); }
+    // Integer sums wrap around on overflow, as in XLA (computed in the unsigned type; kiln/dtype.hpp).
+    static auto all(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.sum(); }); }
+    static auto along(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.sum(); }); }
     // The derivative of a sum spreads the cotangent over what was summed.
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto x) {
