@@ -33,4 +33,23 @@ TEST(DifftestKnownBugs, DISABLED_FixedOneByOneWithComputedScalar) {
 #endif
 }
 
+// Bug 1 again, in a derivative graph (found by seed asan1, case_2, after the generator avoided the forward
+// pattern): kiln::jvp of exp(x - s), x an Eigen::Matrix<double, 1, 1> and s a double argument. The forward
+// compiles (s is a parameter); the tangent graph has t_x - t_s, whose t_s side is computed (the negated
+// tangent), and the same error follows. Expected: (exp(x - s), exp(x - s) * (t_x - t_s)).
+TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
+#ifdef KILN_DIFFTEST_COMPILE_BUGS
+    Eigen::Matrix<double, 1, 1> x, tx;
+    x << 0.5;
+    tx << 1.0;
+    double const s = 0.25, ts = -2.0;
+    auto const f = [](auto const& x, auto const& s) { return kiln::exp(x - s); };
+    auto const [y, t] = kiln::jvp(f, std::tuple(x, s), std::tuple(tx, ts));
+    EXPECT_DOUBLE_EQ(y(0, 0), std::exp(0.25));
+    EXPECT_DOUBLE_EQ(t(0, 0), std::exp(0.25) * 3.0);
+#else
+    GTEST_SKIP() << "compile-time bug: build with -DKILN_DIFFTEST_COMPILE_BUGS to check it";
+#endif
+}
+
 }  // namespace
