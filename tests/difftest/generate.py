@@ -721,7 +721,7 @@ class Program:
         L.append("        return %s;" % self.out.name)
         L.append("    };")
         args = ", ".join(a for _, _, a in ins)
-        L.append("    difftest::check({__FILE__, seed, %d}, prog, ref%s);" % (self.index, (", " + args) if args else ""))
+        L.append("    difftest::check({__FILE__, seed, %d, __LINE__}, prog, ref%s);" % (self.index, (", " + args) if args else ""))
         L.append("}")
         L.append("TEST(Difftest, case_%d) { case_%d(); }" % (self.index, self.index))
         return "\n".join(L)

@@ -288,6 +288,7 @@ struct origin {
     char const* file;
     char const* seed;
     int index;
+    int line = 0;  // of the call in the generated file
 };
 
 inline std::string describe(origin const& o) {
@@ -347,7 +348,7 @@ inline std::uint64_t case_seed(char const* seed, int index) {
 // (std::vector<M> const& -> M), args the arguments (their values are drawn here).
 template <class Prog, class Ref, class... X>
 void check(origin const& o, Prog prog, Ref ref, X... args) {
-    ::testing::ScopedTrace const trace(o.file, o.index, describe(o));
+    ::testing::ScopedTrace const trace(o.file, o.line, describe(o));
     ++totals().cases;
     std::mt19937_64 rng(case_seed(o.seed, o.index));
     constexpr std::size_t n = sizeof...(X);
