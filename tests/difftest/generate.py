@@ -294,11 +294,8 @@ class Program:
             iv = (alo - bhi, ahi - blo)
         elif op == "*":
             iv = mul_iv((alo, ahi), (blo, bhi))
-        elif op == "/":
-            if blo > 0:
-                iv = mul_iv((alo, ahi), (1 / bhi, 1 / blo))
-            else:
-                iv = mul_iv((alo, ahi), (1 / bhi, 1 / blo))
+        elif op == "/":  # b is positive (or a nonzero literal)
+            iv = mul_iv((alo, ahi), (1 / bhi, 1 / blo))
         elif op == "maximum":
             iv = (max(alo, blo), max(ahi, bhi))
         else:
