@@ -52,4 +52,64 @@ TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
 #endif
 }
 
+// Bug 2 (found by seed 2002, case_23; g++ and the same at -O1): kiln::grad disagrees with central
+// differences (and with kiln::jvp, which agrees with them) on this generated program, by a factor of ~27 on
+// the only nonzero elements of the gradients with respect to a2 and a3:
+//   grad wrt a2, element 5: kiln -3.7484606959204845, differences -0.13862506094419746
+//   grad wrt a3, element 1: kiln -0.36589572311892637, differences -0.013531505596575677
+// The result is where(cond, min(v11), a0) with cond all true, so d/dv11 is sum(w) at the minimum. Not yet
+// reduced: the same structure written by hand (where of a scalar min over a broadcast row, with random
+// weights, grad with respect to one argument) gives the right gradient; the harness differentiates with
+// respect to all four arguments at once (kiln::argnums<1, 2, 3, 4>), which is the next thing to vary.
+// The program below is the generated case as it was, with its seed and index (the same argument draws).
+// case_23: 4 inputs, 14 nodes, result f64[1,4*]
+// primitives: *, +, compare_ne, dynamic_cols, exp, log, log1p, log_softmax, min, sigmoid, softmax, where
+void seed_2002_case_23() {
+    auto const prog = [](auto const& a0, auto const& a1, auto const& a2, auto const& a3) {
+        using namespace kiln::literals;
+        auto const v0 = kiln::log_softmax(a0, kiln::axis<1>);  // f64[1,4*]
+        auto const v1 = (kiln::c<1.5> * v0);  // f64[1,4*]
+        auto const v2 = kiln::softmax(v1, kiln::axis<0>);  // f64[1,4*]
+        auto const v3 = kiln::exp(a1);  // f64[1,1]
+        auto const v4 = kiln::sigmoid(v3);  // f64[1,1]
+        auto const v5 = kiln::log(v4);  // f64[1,1]
+        auto const v6 = (v2 != v5);  // bool[1,4*]
+        auto const v7 = kiln::dynamic_cols<2>(a2, kiln::c<1>);  // f64[4*,2]
+        auto const v8 = kiln::sigmoid(a3);  // f64[4,2*]
+        auto const v9 = (v8 + kiln::c<0.5>);  // f64[4,2*]
+        auto const v10 = kiln::log1p(v9);  // f64[4,2*]
+        auto const v11 = (v10 + v7);  // f64[4,2]
+        auto const v12 = kiln::min(v11);  // f64[]
+        auto const v13 = kiln::where(v6, v12, a0);  // f64[1,4*]
+        return v13;
+    };
+    // The same program on plain doubles (harness.hpp's difftest::ref): the reference.
+    auto const ref = [](std::vector<difftest::M> const& in) -> difftest::M {
+        using difftest::M;
+        namespace ref = difftest::ref;
+        M const& a0 = in[0];
+        M const& a1 = in[1];
+        M const& a2 = in[2];
+        M const& a3 = in[3];
+        M const v0 = ref::softmax(a0, 1, true);
+        M const v1 = ref::zip(ref::scalar(1.5), v0, 1, 4, [](double a, double b) { return a * b; });
+        M const v2 = ref::softmax(v1, 0, false);
+        M const v3 = ref::map(a1, [](double v) { return std::exp(v); });
+        M const v4 = ref::map(v3, [](double v) { return ref::sigmoid(v); });
+        M const v5 = ref::map(v4, [](double v) { return std::log(v); });
+        M const v6 = ref::compare(v2, v5, 1, 4, ref::cmp::ne);
+        M const v7 = ref::block(a2, 0, 1, 4, 2);
+        M const v8 = ref::map(a3, [](double v) { return ref::sigmoid(v); });
+        M const v9 = ref::zip(v8, ref::scalar(0.5), 4, 2, [](double a, double b) { return a + b; });
+        M const v10 = ref::map(v9, [](double v) { return std::log1p(v); });
+        M const v11 = ref::zip(v10, v7, 4, 2, [](double a, double b) { return a + b; });
+        M const v12 = ref::reduce(v11, -1, true, ref::red::min);
+        M const v13 = ref::where(v6, v12, a0, 1, 4);
+        return v13;
+    };
+    difftest::check({__FILE__, "2002", 23, __LINE__}, prog, ref, difftest::arg<Eigen::Matrix<double, 1, Eigen::Dynamic>>(1, 4), difftest::arg<Eigen::Matrix<double, 1, 1>>(1, 1), difftest::arg<Eigen::Matrix<double, Eigen::Dynamic, 4>>(4, 4), difftest::arg<Eigen::Matrix<double, 4, Eigen::Dynamic>>(4, 2));
+}
+
+TEST(DifftestKnownBugs, DISABLED_Seed2002Case23GradOffByAFactor) { seed_2002_case_23(); }
+
 }  // namespace
