@@ -57,10 +57,14 @@ TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
 // the only nonzero elements of the gradients with respect to a2 and a3:
 //   grad wrt a2, element 5: kiln -3.7484606959204845, differences -0.13862506094419746
 //   grad wrt a3, element 1: kiln -0.36589572311892637, differences -0.013531505596575677
-// The result is where(cond, min(v11), a0) with cond all true, so d/dv11 is sum(w) at the minimum. Not yet
-// reduced: the same structure written by hand (where of a scalar min over a broadcast row, with random
-// weights, grad with respect to one argument) gives the right gradient; the harness differentiates with
-// respect to all four arguments at once (kiln::argnums<1, 2, 3, 4>), which is the next thing to vary.
+// The result is where(cond, min(v11), a0) with cond all true, so d/dv11 is sum(w) at the minimum. Partly
+// reduced (by hand, w = (0.5, -1, 0.25, 3), sum 2.75): kiln gives 2 at the minimum's element whatever w is
+// (2 with w's last weight 2.0 as well), i.e. the cotangent w is lost;
+//   - with this program's condition (softmax(1.5 * log_softmax(a0, axis<1>), axis<0>) != log(sigmoid(exp(a1))))
+//     the gradient with respect to a2 alone (argnums<3> of sum(w * prog)) is wrong too;
+//   - with the condition a0 > c<-10.0> instead, argnums<3> alone is right (2.75) and argnums<1, 2, 3, 4>
+//     is wrong (2): the set of differentiated arguments changes the result.
+// where(cond, min(x), a0) with sum's uniform cotangent (no w) was right in every variant tried.
 // The program below is the generated case as it was, with its seed and index (the same argument draws).
 // case_23: 4 inputs, 14 nodes, result f64[1,4*]
 // primitives: *, +, compare_ne, dynamic_cols, exp, log, log1p, log_softmax, min, sigmoid, softmax, where
