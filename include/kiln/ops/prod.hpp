@@ -15,6 +15,10 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_prod";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction
+        return T(1);
+    }
     static auto all(auto const& v) { return v.prod(); }
     static auto along(auto const& v) { return v.prod(); }
     // d prod / d x_i: the product of the other elements it was reduced with. prod / x_i where x_i is not 0;

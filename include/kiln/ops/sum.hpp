@@ -1,5 +1,5 @@
 // sum: the sum of all elements (a scalar), or along an axis: sum(x, kiln::axis<0>) is 1 x cols;
-// with kiln::keepdims<false> as a third argument, a cols x 1 column.
+// with kiln::keepdims<false> as a third argument, a cols x 1 column. An empty sum is 0.
 #ifndef KILN_OPS_SUM_HPP
 #define KILN_OPS_SUM_HPP
 
@@ -16,6 +16,10 @@ struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_sum";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction
+        return T(0);
+    }
     static auto all(auto const& v) { return v.sum(); }
     static auto along(auto const& v) { return v.sum(); }
     // The derivative of a sum spreads the cotangent over what was summed.
