@@ -63,6 +63,14 @@ struct matmul_p {
     template <class A, class B, class Dst, class X, class Y>
     static void assign_part(Dst& dst, detail::extent out, int part, int parts, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
+        // Inner extent 0: the part is zeros, and x (rows x 0) or y (0 x cols) has no elements, so a block
+        // of it at `begin` would offset its null data pointer (detail::block_start).
+        if (x.cols() == 0) {
+            auto const [begin, size] = detail::part_range(out.rows >= out.cols ? out.rows : out.cols, part, parts);
+            if (out.rows >= out.cols) dst.middleRows(begin, size).setZero();
+            else dst.middleCols(begin, size).setZero();
+            return;
+        }
         // One statement each: a cast of an operand is a temporary that must outlive the product.
         if (out.rows >= out.cols) {
             auto const [begin, size] = detail::part_range(out.rows, part, parts);
