@@ -54,6 +54,9 @@ struct matmul_p {
     template <class A, class B, class Dst, class X, class Y>
     static void assign(Dst& dst, detail::extent out, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
+        // Inner extent 0: zeros. (Eigen's coefficient-wise product of small fixed sizes would take rows of
+        // x, which has no elements: its null data pointer offset, UBSan's error.)
+        if (x.cols() == 0) return void(dst.setZero(out.rows, out.cols));
         dst.resize(out.rows, out.cols);
         dst.noalias() = detail::as_matrix(detail::cast_to<R>(x)) * detail::as_matrix(detail::cast_to<R>(y));
     }
