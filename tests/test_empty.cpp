@@ -8,7 +8,16 @@
 //
 // The tables below drive the tests: one row per primitive, one test per row named after the primitive
 // (EmptyReduction/sum.*, EmptyUnary/exp.*, ...); primitives with a call of their own have a TEST each
-// in suite Empty, named after the primitive too.
+// in suite Empty, named after the primitive too. Covered (include/kiln/ops/*.hpp):
+//   reductions   sum mean prod max min logsumexp                         EmptyReduction/<name>
+//   normalising  softmax log_softmax                                     EmptyNormalisation/<name>
+//   unary        abs cos exp expm1 log log1p neg rsqrt sigmoid sin sqrt square tan tanh cast pow
+//                transpose                                               EmptyUnary/<name>
+//   binary       add sub mul div maximum minimum compare where           EmptyBinary/<name>
+//   own calls    dot matmul outer slice dynamic_slice pad at squeeze concatenate reshape transpose size
+//                full cast eye                                           Empty.<name>
+//   (wrt and shaped_like, what the derivative transforms insert, run in every gradient here; matrix<R, C>
+//   has fixed extents written out, never empty.)
 //
 // The thread pool's split code is compiled here (KILN_THREADS), for a product with inner extent 0 whose
 // output is large enough to be split.
@@ -480,6 +489,32 @@ TEST(Empty, dynamic_slice) {
     expect_extents(kiln::grad([](auto const& m, auto const& i) { return kiln::sum(kiln::dynamic_rows<0>(m, i)); })(no_rows, 0), 0, 3);
 }
 
+// pad and dynamic_pad (the derivatives of slice and dynamic_slice): an empty cotangent written into
+// zeros of the operand's shape, which may have no elements either.
+TEST(Empty, pad) {
+    MatrixXd const three_by_zero(3, 0);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::rows<1, 2>(m)); })(three_by_zero), 3, 0);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::cols<0, 0>(m)); })(MatrixXd(2, 3)), 2, 3);
+    expect_extents(kiln::grad([](auto const& m, auto const& i) { return kiln::sum(kiln::dynamic_rows<1>(m, i)); })(three_by_zero, 2),
+                   3, 0);
+    expect_filled(kiln::grad([](auto const& m, auto const& i) { return kiln::sum(kiln::dynamic_cols<0>(m, i)); })(MatrixXd(2, 3), 0),
+                  2, 3, 0);
+}
+
+// eye<0>: a 0 x 0 constant.
+TEST(Empty, eye) { expect_extents(kiln::jit([] { return kiln::eye<0>(); })(), 0, 0); }
+
+// Fixed-size extents of 0 (Eigen::Matrix<double, 0, 3>): the same values as dynamic ones.
+TEST(Empty, FixedSizeExtents) {
+    Eigen::Matrix<double, 0, 3> const z;
+    Eigen::Matrix<double, 3, 0> const w;
+    expect_filled(kiln::jit([](auto const& x) { return kiln::sum(x, kiln::axis<0>); })(z), 1, 3, 0);
+    expect_filled(kiln::jit([](auto const& x) { return kiln::max(x, kiln::axis<1>); })(w), 3, 1, -inf);
+    EXPECT_TRUE(std::isnan(kiln::jit([](auto const& x) { return kiln::mean(x); })(z)));
+    expect_extents(kiln::grad([](auto const& x) { return kiln::mean(x); })(w), 3, 0);
+    expect_extents(kiln::jit([](auto const& x, auto const& y) { return kiln::matmul(x, y) + kiln::eye<3>(); })(w, z), 3, 3);
+}
+
 // at: an element of an empty operand does not exist: a shape_error.
 TEST(Empty, at) {
     EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& v) { return kiln::at<0>(v); })(VectorXd(0)); }), "no shape_error");
@@ -557,6 +592,15 @@ TEST(Empty, MeanOfEmptyIsNaN) {
     MatrixXd const centred = kiln::jit([](auto const& m) { return m - kiln::mean(m, kiln::axis<0>); })(MatrixXd(0, 3));
     expect_extents(centred, 0, 3);
     expect_extents(kiln::grad([](auto const& m) { return kiln::mean(m); })(MatrixXd(0, 0)), 0, 0);
+    // With respect to a scalar broadcast over the empty value: mean's cotangent 1 / size is inf, spread
+    // over no elements, summed back to the scalar: 0, as JAX (the sum of a broadcast scalar, simplified
+    // to the scalar times the count, gave inf * 0 = NaN).
+    auto const shift = [](auto const& m, auto const& s) { return kiln::mean(m + s); };
+    EXPECT_EQ(kiln::grad(shift, kiln::argnums<1>)(MatrixXd(0, 3), 1.0), 0.0);
+    EXPECT_EQ(kiln::grad(shift, kiln::argnums<1>)(Eigen::Matrix<double, 0, 3>(), 1.0), 0.0);
+    EXPECT_EQ(kiln::grad(shift, kiln::argnums<1>)(MatrixXd(2, 3), 1.0), 1.0);
+    EXPECT_EQ(kiln::jit([](auto const& m, auto const& s) { return kiln::sum(kiln::full_like(m, s)); })(MatrixXd(3, 0), inf), 0.0);
+    EXPECT_EQ(kiln::jit([](auto const& m, auto const& s) { return kiln::sum(kiln::full_like(m, s)); })(MatrixXd(3, 2), 0.5), 3.0);
 }
 
 }  // namespace
