@@ -366,7 +366,9 @@ TYPED_TEST(EmptyBinary, EmptyResultAndBroadcasting) {
         expect_extents(f(x, RowVectorXd(e.cols)), e.rows, e.cols);
         expect_extents(f(VectorXd(e.rows), x), e.rows, e.cols);
         // A mismatch is still a mismatch: 0 is not 1 and does not stretch.
-        if (e.rows == 0) EXPECT_NE(shape_error_of([&] { f(x, MatrixXd(1, e.cols)); }), "no shape_error");
+        if (e.rows == 0) {
+            EXPECT_NE(shape_error_of([&] { f(x, MatrixXd(1, e.cols)); }), "no shape_error");
+        }
     }
     expect_extents(f(VectorXd(0), RowVectorXd(3)), 0, 3);
     expect_extents(f(VectorXd(3), RowVectorXd(0)), 3, 0);
@@ -456,10 +458,12 @@ TEST(Empty, slice) {
         expect_extents(kiln::jit([](auto const& m) { return kiln::rows<0, 0>(m); })(x), 0, e.cols);
         expect_extents(kiln::jit([](auto const& m) { return kiln::cols<0, 0>(m); })(x), e.rows, 0);
         expect_extents(kiln::jit([](auto const& m) { return kiln::block<0, 0, 0, 0>(m); })(x), 0, 0);
-        if (e.rows == 0)
+        if (e.rows == 0) {
             EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::rows<0, 1>(m); })(x); }), "no shape_error");
-        if (e.cols == 0)
+        }
+        if (e.cols == 0) {
             EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::cols<0, 1>(m); })(x); }), "no shape_error");
+        }
         // the derivative of a slice is a pad of zeros into the (empty) operand's shape
         expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::rows<0, 0>(m)); })(x), e.rows, e.cols);
     }
