@@ -70,8 +70,10 @@ constexpr auto reduction_scalar() {
 }
 
 // Derived supplies name, floating (whether integers are reduced as f64), all(v) and along(vectorwise),
-// optionally keeps_bool (see above) and identity<T>() (the value of an empty reduction, for reductions
-// Eigen does not define on empty inputs: max, min).
+// identity<T>() (the value of a reduction of no elements, as JAX's: sum 0, prod 1, mean NaN, max -inf,
+// min +inf, logsumexp -inf; an empty input never reaches Eigen, whose mean/max/min of nothing assert and
+// whose colwise()/rowwise() views of a value with no elements offset a null pointer), and optionally
+// keeps_bool (see above).
 template <class Derived, int Axis, bool KeepDims = true>
 struct reduction {
     template <class A>
@@ -103,8 +105,7 @@ struct reduction {
         } else {
             auto v = as_array(cast_to<R>(x));
             if constexpr (Axis == all_axes) {
-                if constexpr (requires { Derived::template identity<R>(); })
-                    if (v.size() == 0) return Derived::template identity<R>();
+                if (v.size() == 0) return Derived::template identity<R>();
                 return static_cast<R>(Derived::all(v));
             } else if constexpr (Axis == 0 && KeepDims) {
                 return Derived::along(v.colwise());
@@ -116,11 +117,13 @@ struct reduction {
         }
     }
 
-    // Along an axis of an empty input, reductions without an Eigen identity (max, min) fill in their own.
+    // Along an axis of no elements (0 rows along axis 0, 0 columns along axis 1), every result is the
+    // identity; an empty result (0 columns along axis 0) is left empty without reading x.
     template <class A, class Dst, class X>
-        requires(Axis != all_axes && A::rank == 2 && requires { Derived::template identity<typename rule<A>::scalar>(); })
+        requires(Axis != all_axes && A::rank == 2)
     static void assign(Dst& dst, extent out, X const& x) {
         dst.resize(out.rows, out.cols);
+        if (dst.size() == 0) return;
         bool const empty = Axis == 0 ? x.rows() == 0 : x.cols() == 0;
         if (empty) dst.setConstant(Derived::template identity<typename rule<A>::scalar>());
         else dst.array() = as_array(reduction::lower<A>(out, x));

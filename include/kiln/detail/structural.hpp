@@ -48,6 +48,12 @@ struct derivative_through_operand_0 {
     }
 };
 
+// Where a block of `rows` x `cols` starting at `start` begins, for Eigen: at `start`, or at 0 when the block
+// has no elements. An empty block reads and writes nothing wherever it starts, but Eigen's block of a
+// value that has no elements (data() null) still adds its start to the null pointer (undefined
+// behaviour: UBSan stops at "applying non-zero offset to null pointer"), e.g. rows<1, 2> of a 3 x 0 value.
+constexpr long block_start(long start, long rows, long cols) { return rows == 0 || cols == 0 ? 0 : start; }
+
 // The dtype of many operands together (matrix<R, C>, concatenate), as binary operations promote.
 template <class... Ms>
 struct promote_all {

@@ -78,6 +78,7 @@ struct concatenate_p {
         long offset = 0;
         auto put = [&](auto const& v) {
             long const n = Axis == 0 ? static_cast<long>(v.rows()) : static_cast<long>(v.cols());
+            if (v.size() == 0) return 0;  // adds nothing (and dst may have no elements: detail::block_start)
             if constexpr (Axis == 0) dst.block(offset, 0, n, out.cols).array() = detail::as_array(detail::cast_to<T>(v));
             else dst.block(0, offset, out.rows, n).array() = detail::as_array(detail::cast_to<T>(v));
             offset += n;

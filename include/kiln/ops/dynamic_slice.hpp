@@ -85,8 +85,9 @@ struct dynamic_slice_p {
             detail::throw_start_error(name, Axis, s, Count, detail::argument_index<typename A::origin>,
                                       detail::argument_index<typename S::origin>, dtype_name<typename A::scalar>(),
                                       {static_cast<long>(x.rows()), static_cast<long>(x.cols())});
+        long const at = detail::block_start(s, out.rows, out.cols);  // 0 for an empty slice (nothing read)
         return x.template block<static_cast<int>(R::rows), static_cast<int>(R::cols)>(
-            Axis == 0 ? s : 0, Axis == 0 ? 0 : s, out.rows, out.cols);
+            Axis == 0 ? at : 0, Axis == 0 ? 0 : at, out.rows, out.cols);
     }
 
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }

@@ -1,7 +1,8 @@
 // logsumexp: log(sum(exp(x))) over all elements (a scalar), or along an axis (keeping the reduced axis
 // with extent 1, or a column with kiln::keepdims<false>), computed stably: with m the largest element
 // (taken as 0 when it is infinite, as JAX does), m + log(sum(exp(x - m))), so 1000 and -1000 neither
-// overflow nor vanish, and -inf entries simply add nothing. Integers are computed as f64.
+// overflow nor vanish, and -inf entries simply add nothing. Integers are computed as f64. Of no elements
+// (an empty x, or along an axis of extent 0) it is -inf, log(0).
 #ifndef KILN_OPS_LOGSUMEXP_HPP
 #define KILN_OPS_LOGSUMEXP_HPP
 

@@ -54,6 +54,9 @@ struct matmul_p {
     template <class A, class B, class Dst, class X, class Y>
     static void assign(Dst& dst, detail::extent out, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
+        // Inner extent 0: zeros. (Eigen's coefficient-wise product of small fixed sizes would take rows of
+        // x, which has no elements: its null data pointer offset, UBSan's error.)
+        if (x.cols() == 0) return void(dst.setZero(out.rows, out.cols));
         dst.resize(out.rows, out.cols);
         if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
             using U = std::make_unsigned_t<R>;
@@ -70,6 +73,14 @@ struct matmul_p {
     template <class A, class B, class Dst, class X, class Y>
     static void assign_part(Dst& dst, detail::extent out, int part, int parts, X const& x, Y const& y) {
         using R = typename rule<A, B>::scalar;
+        // Inner extent 0: the part is zeros, and x (rows x 0) or y (0 x cols) has no elements, so a block
+        // of it at `begin` would offset its null data pointer (detail::block_start).
+        if (x.cols() == 0) {
+            auto const [begin, size] = detail::part_range(out.rows >= out.cols ? out.rows : out.cols, part, parts);
+            if (out.rows >= out.cols) dst.middleRows(begin, size).setZero();
+            else dst.middleCols(begin, size).setZero();
+            return;
+        }
         if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
             using U = std::make_unsigned_t<R>;
             if (out.rows >= out.cols) {

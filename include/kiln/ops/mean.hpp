@@ -1,6 +1,7 @@
 // mean: the mean of all elements (a scalar), or along an axis: mean(x, kiln::axis<0>) is 1 x cols;
 // with kiln::keepdims<false> as a third argument, a cols x 1 column.
-// Integer operands are averaged as f64.
+// Integer operands are averaged as f64. The mean of no elements (an empty x, or along an axis of extent
+// 0) is NaN, 0 / 0, as in JAX; its derivative is an empty gradient.
 #ifndef KILN_OPS_MEAN_HPP
 #define KILN_OPS_MEAN_HPP
 
@@ -10,12 +11,18 @@
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/sum.hpp>
 
+#include <limits>
+
 namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct mean_p : detail::reduction<mean_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_mean";
     static constexpr bool floating = true;
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction: 0 / 0, as JAX (Eigen's mean asserts)
+        return std::numeric_limits<T>::quiet_NaN();
+    }
     static auto all(auto const& v) { return v.mean(); }
     static auto along(auto const& v) { return v.mean(); }
     // A sum's derivative, divided by the number of elements reduced (read from x's extents at run time

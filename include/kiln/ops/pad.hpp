@@ -47,11 +47,14 @@ struct pad_p {
     template <class G, class L, class Dst, class X>
     static void assign(Dst& dst, detail::extent out, X const& g, detail::shape_only_operand) {
         dst.setZero(out.rows, out.cols);
-        // A fixed-size block where g's extents are static, so Eigen unrolls and inlines the copy.
-        if constexpr (G::rows >= 0 && G::cols >= 0)
-            dst.template block<static_cast<int>(G::rows), static_cast<int>(G::cols)>(R0, C0) = g;
-        else
+        // A fixed-size block where g's extents are static, so Eigen unrolls and inlines the copy. An empty
+        // g writes nothing (and dst may have no elements: detail::block_start).
+        if constexpr (G::rows >= 0 && G::cols >= 0) {
+            if constexpr (G::rows > 0 && G::cols > 0)
+                dst.template block<static_cast<int>(G::rows), static_cast<int>(G::cols)>(R0, C0) = g;
+        } else if (g.size() != 0) {
             dst.block(R0, C0, g.rows(), g.cols()) = g;
+        }
     }
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
     // Batching (detail/batching.hpp): an example is a vector, so g goes at an offset along its elements:
@@ -117,6 +120,7 @@ struct dynamic_pad_p {
                                       detail::argument_index<typename S::origin>,
                                       dtype_name<typename G::scalar>(), out);
         dst.setZero(out.rows, out.cols);
+        if (g.size() == 0) return;  // nothing to write (and dst may have no elements: detail::block_start)
         if constexpr (Axis == 0) dst.middleRows(s, count) = g;
         else dst.middleCols(s, count) = g;
     }

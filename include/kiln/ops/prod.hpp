@@ -20,6 +20,10 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "reduce_prod";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
+    template <class T>
+    static constexpr T identity() {  // of an empty reduction
+        return T(1);
+    }
     // Integer products wrap around on overflow, as in XLA (computed in the unsigned type; kiln/dtype.hpp).
     static auto all(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.prod(); }); }
     static auto along(auto const& v) { return detail::wrapping_reduce(v, [](auto const& u) { return u.prod(); }); }

@@ -82,7 +82,8 @@ struct slice_p {
     static auto lower(detail::extent out, X const& x) {
         using R = rule<A>;
         return x.template block<static_cast<int>(R::rows), static_cast<int>(R::cols)>(
-            R0 < 0 ? 0 : R0, C0 < 0 ? 0 : C0, out.rows, out.cols);
+            detail::block_start(R0 < 0 ? 0 : R0, out.rows, out.cols), detail::block_start(C0 < 0 ? 0 : C0, out.rows, out.cols),
+            out.rows, out.cols);
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
