@@ -28,7 +28,8 @@ LITERALS = [0.5, 0.25, 1.5, 2.0, 3.0, 0.75]
 
 
 class Retry(Exception):
-    """The operation being built would hit a known kiln bug (see known_bugs.cpp): build another."""
+    """The operation being built cannot be checked (a kink of a value made from constants only): build
+    another."""
 
 
 class Node:
@@ -103,7 +104,6 @@ class Program:
         self.deps = {}
         self.op_of = {}
         self.node_of = {}
-        self.avoid_known_bugs = True
 
     # -------------------------------------------------------------------------------------------
     def emit(self, kexpr, rexpr, rank, r, c, sr, sc, lo, hi, op):
@@ -253,26 +253,7 @@ class Program:
         "minimum": ("kiln::minimum(%s, %s)", "ref::minimum(a, b)"),
     }
 
-    def guard(self, *nodes):
-        """Known bug 1 (known_bugs.cpp): a statically 1 x 1 matrix in an elementwise operation with a
-        computed rank-0 value does not compile. Derivative graphs make such operations of their own (the
-        tangent of a scalar argument, the cotangent of a reduction), so a static 1 x 1 value never meets
-        a rank-0 one that is not a literal, and no rank-0 value is made from a static 1 x 1 one.
-        Avoided unless --keep-known-bugs."""
-        if not self.avoid_known_bugs:
-            return
-        one_by_one = any(n.rank == 2 and n.sr == 1 and n.sc == 1 for n in nodes)
-        scalar = any(n.rank == 0 and not n.literal for n in nodes)
-        if one_by_one and scalar:
-            raise Retry()
-
-    def guard_to_scalar(self, x):
-        """No rank-0 value from a static 1 x 1 one (reductions, dot, at, squeeze): see guard."""
-        if self.avoid_known_bugs and x.rank == 2 and x.sr == 1 and x.sc == 1:
-            raise Retry()
-
     def shape_of(self, *nodes):
-        self.guard(*nodes)
         mats = [n for n in nodes if n.rank == 2]
         if not mats:
             return 0, 1, 1, 1, 1
@@ -482,7 +463,6 @@ class Program:
                          x.rank, x.r, x.c, x.sr, x.sc, iv[0], iv[1], "integer_pow")
 
     def pow(self, x, p):
-        self.guard(x, p)
         ivs = [x.lo ** e for e in (p.lo, p.hi)] + [x.hi ** e for e in (p.lo, p.hi)]
         return self.emit("kiln::pow(%s, %s)" % (x.name, p.name),
                          "ref::zip(%s, %s, %d, %d, [](double a, double b) { return std::pow(a, b); })"
@@ -618,21 +598,17 @@ class Program:
             kind = rng.choice(self.REDUCTIONS)
             r, c = rng.randint(1, 4), rng.randint(1, 4)
             x = self.reduction_operand(kind, self.gen(r, c, d))
-            self.guard_to_scalar(x)
             return self.emit("kiln::%s(%s)" % (kind, x.name), "ref::reduce(%s, -1, true, ref::red::%s)" % (x.name, kind),
                              0, 1, 1, 1, 1, *self.red_iv(kind, x, r * c), kind)
         if k == "dot":
             n = rng.randint(1, 4)
             a, b = self.vector(n, d), self.vector(n, d)
-            self.guard_to_scalar(a)
-            self.guard_to_scalar(b)
             return self.emit("kiln::dot(%s, %s)" % (a.name, b.name), "ref::dot(%s, %s)" % (a.name, b.name),
                              0, 1, 1, 1, 1, *self.scale_iv(mul_iv((a.lo, a.hi), (b.lo, b.hi)), n), "dot")
         if k == "at":
             n = rng.randint(1, 4)
             i = rng.randrange(n)
             v = self.vector(n, d)
-            self.guard_to_scalar(v)
             col = v.sc == 1
             return self.emit("kiln::at<%d>(%s)" % (i, v.name),
                              "ref::block(%s, %d, %d, 1, 1)" % (v.name, i if col else 0, 0 if col else i),
@@ -641,12 +617,10 @@ class Program:
             r, c = rng.randint(1, 4), rng.randint(1, 4)
             i, j = rng.randrange(r), rng.randrange(c)
             x = self.gen(r, c, d)
-            self.guard_to_scalar(x)
             return self.emit("kiln::at<%d, %d>(%s)" % (i, j, x.name), "ref::block(%s, %d, %d, 1, 1)" % (x.name, i, j),
                              0, 1, 1, 1, 1, x.lo, x.hi, "at2")
         if k == "squeeze":
             x = self.gen(1, 1, d)
-            self.guard_to_scalar(x)
             return self.emit("kiln::squeeze(%s)" % x.name, x.name, 0, 1, 1, 1, 1, x.lo, x.hi, "squeeze")
         if k == "unary":
             return self.unary(rng.choice(list(self.UNARY)), self.gen_scalar(d))
@@ -724,11 +698,10 @@ class Program:
         return "\n".join(L)
 
 
-def make_program(seed, index, max_nodes, depth, keep_known_bugs):
+def make_program(seed, index, max_nodes, depth):
     rng = random.Random("%s/%d" % (seed, index))
     while True:
         p = Program(rng, index, max_nodes)
-        p.avoid_known_bugs = not keep_known_bugs
         try:
             p.build(depth)
         except Retry:
@@ -747,14 +720,12 @@ def main():
     ap.add_argument("--first", type=int, default=0, help="index of the first program")
     ap.add_argument("--max-nodes", type=int, default=14)
     ap.add_argument("--depth", type=int, default=4)
-    ap.add_argument("--keep-known-bugs", action="store_true",
-                    help="also generate the patterns of known_bugs.cpp (the batch may then not compile)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     files = [[] for _ in range(a.files)]
     for i in range(a.first, a.first + a.programs):
-        files[i % a.files].append(make_program(a.seed, i, a.max_nodes, a.depth, a.keep_known_bugs).source())
+        files[i % a.files].append(make_program(a.seed, i, a.max_nodes, a.depth).source())
     for k, progs in enumerate(files):
         text = "\n".join([
             "// Generated by tests/difftest/generate.py --seed %s (program i is in file i %% %d). Do not edit:" % (a.seed, a.files),

@@ -71,11 +71,15 @@ auto elementwise_operand(X const& x, extent out) {
 }
 
 // The same, but a scalar becomes a constant array of the node's extent (for Eigen operations that take
-// two arrays only: comparisons, select).
+// two arrays only: comparisons, select). The array is a vector when the node statically is one, so that
+// it has the storage order of the other operands: Eigen 3.4's select of a row vector with a column-major
+// else-array reads the row vector at (i, 0) instead of (0, i) inside a reduction (a wrong sum, found by
+// the differential tester: tests/difftest/known_bugs.cpp).
 template <class R, class I, class Out, class X>
 auto filled_operand(X const& x, extent out) {
     if constexpr (I::rank == 0 && Out::rank == 2)
-        return Eigen::Array<R, Eigen::Dynamic, Eigen::Dynamic>::Constant(out.rows, out.cols, static_cast<R>(x));
+        return Eigen::Array<R, Out::rows == 1 ? 1 : Eigen::Dynamic, Out::cols == 1 ? 1 : Eigen::Dynamic>::Constant(
+            out.rows, out.cols, static_cast<R>(x));
     else
         return elementwise_operand<R, I, Out>(x, out);
 }

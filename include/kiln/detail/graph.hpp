@@ -182,9 +182,10 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             if (!all_pointwise) continue;
             for (std::size_t r = 0; r < num_reads; ++r) {
                 std::size_t const i = read_list[r];
+                // Same rank too: a rank-0 value is 1 x 1 but stored as a scalar, not a 1 x 1 matrix.
                 if (static_cast<int>(reads[i]) != p.uses[i] || stretched[i] ||
-                    p.output_uses[i] > 0 || rows[i + 1] != rows[j + 1] || cols[i + 1] != cols[j + 1] ||
-                    dtype[i + 1] != dtype[j + 1])
+                    p.output_uses[i] > 0 || rank[i] != rank[j] || rows[i + 1] != rows[j + 1] ||
+                    cols[i + 1] != cols[j + 1] || dtype[i + 1] != dtype[j + 1])
                     continue;
                 p.owner[j] = p.owner[i];
                 break;

@@ -1,44 +1,34 @@
-// kiln bugs the differential tester found, each reduced to a minimal program, as DISABLED_ tests (run them
-// with --gtest_also_run_disabled_tests). generate.py steers clear of each pattern (Program.guard) so that
-// a batch compiles and runs; `generate.py --keep-known-bugs` generates them again.
-//
-// A bug that breaks compilation cannot be a test that fails at run time: its body is compiled only with
-// KILN_DIFFTEST_COMPILE_BUGS defined (cmake -DCMAKE_CXX_FLAGS=-DKILN_DIFFTEST_COMPILE_BUGS), where it is
-// expected to compile once the bug is fixed, and then to pass.
+// kiln bugs the differential tester found, each as the program that showed it, now fixed: regression
+// tests. A new bug goes here as a DISABLED_ test while it is open (run those with
+// --gtest_also_run_disabled_tests); once fixed, the DISABLED_ goes.
 #include "harness.hpp"
 
 namespace {
 
-// Bug 1 (found by seed 1, case_7): an elementwise operation between a statically 1 x 1 matrix and a
-// computed rank-0 value does not compile. `c + kiln::sum(u)` with c an Eigen::Matrix<double, 1, 1>:
+// Bug 1 (found by seed 1, case_7; fixed): an elementwise operation between a statically 1 x 1 matrix and a
+// computed rank-0 value did not compile. `c + kiln::sum(u)` with c an Eigen::Matrix<double, 1, 1>:
 //   kiln/detail/eval.hpp:173: error: request for member 'resize' in 'dst', which is of non-class type 'double'
 // (node_eval::materialise: the node's meta says rank 2, 1 x 1, while its slot is a double). The same with
 // - a computed scalar on either side, any elementwise primitive (+ * where comparisons), g++ and clang;
 // - a 1 x 1 result of where(bool 1 x 1, scalar, scalar), e.g. inside a gradient;
 // but it compiles with a dynamic 1 x 1 (MatrixXd), a double argument (`c + s`), or a constant (`c + c<1.5>`).
-// Cause, as far as read (not fixed here: include/ is others' to edit): the planner's in-place reuse
+// Cause: the planner's in-place reuse
 // (detail/graph.hpp, `p.owner[j] = p.owner[i]`) lets a pointwise node j write into the temporary of an
 // operand i that dies there when rows, cols and dtype match; a rank-0 node counts as 1 x 1, so the 1 x 1
-// matrix node is given the rank-0 node's slot, a double. The rank is not compared.
+// matrix node was given the rank-0 node's slot, a double. The rank is now compared too.
 // Expected: the 1 x 1 matrix c(0,0) + sum(u), as with MatrixXd.
-TEST(DifftestKnownBugs, DISABLED_FixedOneByOneWithComputedScalar) {
-#ifdef KILN_DIFFTEST_COMPILE_BUGS
+TEST(DifftestRegressions, FixedOneByOneWithComputedScalar) {
     Eigen::Matrix<double, 1, 1> c;
     c << 2.0;
     Eigen::Matrix2d u = Eigen::Matrix2d::Constant(3.0);
     auto const y = kiln::jit([](auto const& c, auto const& u) { return c + kiln::sum(u); })(c, u);
     EXPECT_EQ(y(0, 0), 14.0);
-#else
-    GTEST_SKIP() << "compile-time bug: build with -DKILN_DIFFTEST_COMPILE_BUGS to check it";
-#endif
 }
 
-// Bug 1 again, in a derivative graph (found by seed asan1, case_2, after the generator avoided the forward
-// pattern): kiln::jvp of exp(x - s), x an Eigen::Matrix<double, 1, 1> and s a double argument. The forward
+// Bug 1 again, in a derivative graph (found by seed asan1, case_2): kiln::jvp of exp(x - s), x an Eigen::Matrix<double, 1, 1> and s a double argument. The forward
 // compiles (s is a parameter); the tangent graph has t_x - t_s, whose t_s side is computed (the negated
 // tangent), and the same error follows. Expected: (exp(x - s), exp(x - s) * (t_x - t_s)).
-TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
-#ifdef KILN_DIFFTEST_COMPILE_BUGS
+TEST(DifftestRegressions, JvpOfFixedOneByOneMinusScalar) {
     Eigen::Matrix<double, 1, 1> x, tx;
     x << 0.5;
     tx << 1.0;
@@ -47,12 +37,9 @@ TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
     auto const [y, t] = kiln::jvp(f, std::tuple(x, s), std::tuple(tx, ts));
     EXPECT_DOUBLE_EQ(y(0, 0), std::exp(0.25));
     EXPECT_DOUBLE_EQ(t(0, 0), std::exp(0.25) * 3.0);
-#else
-    GTEST_SKIP() << "compile-time bug: build with -DKILN_DIFFTEST_COMPILE_BUGS to check it";
-#endif
 }
 
-// Bug 2 (found by seed 2002, case_23; g++ and the same at -O1): kiln::grad disagrees with central
+// Bug 2 (found by seed 2002, case_23; fixed): kiln::grad disagreed with central
 // differences (and with kiln::jvp, which agrees with them) on this generated program, by a factor of ~27 on
 // the only nonzero elements of the gradients with respect to a2 and a3:
 //   grad wrt a2, element 5: kiln -3.7484606959204845, differences -0.13862506094419746
@@ -65,6 +52,11 @@ TEST(DifftestKnownBugs, DISABLED_JvpOfFixedOneByOneMinusScalar) {
 //   - with the condition a0 > c<-10.0> instead, argnums<3> alone is right (2.75) and argnums<1, 2, 3, 4>
 //     is wrong (2): the set of differentiated arguments changes the result.
 // where(cond, min(x), a0) with sum's uniform cotangent (no w) was right in every variant tried.
+// Cause: the gradient has sum(where(c, w, 0)) with c a stored bool row (1 x n) fused into the sum, and the
+// scalar 0 was made a column-major Dynamic x Dynamic constant array (detail::filled_operand). Eigen 3.4's
+// select of row vectors with a column-major else-array is itself column-major while a vector, and a
+// reduction then reads its operands at (i, 0) instead of (0, i). The constant now has the node's vector
+// shape. WhereOfARowWithAScalarInsideASum below is the reduced program.
 // The program below is the generated case as it was, with its seed and index (the same argument draws).
 // case_23: 4 inputs, 14 nodes, result f64[1,4*]
 // primitives: *, +, compare_ne, dynamic_cols, exp, log, log1p, log_softmax, min, sigmoid, softmax, where
@@ -114,6 +106,22 @@ void seed_2002_case_23() {
     difftest::check({__FILE__, "2002", 23, __LINE__}, prog, ref, difftest::arg<Eigen::Matrix<double, 1, Eigen::Dynamic>>(1, 4), difftest::arg<Eigen::Matrix<double, 1, 1>>(1, 1), difftest::arg<Eigen::Matrix<double, Eigen::Dynamic, 4>>(4, 4), difftest::arg<Eigen::Matrix<double, 4, Eigen::Dynamic>>(4, 2));
 }
 
-TEST(DifftestKnownBugs, DISABLED_Seed2002Case23GradOffByAFactor) { seed_2002_case_23(); }
+TEST(DifftestRegressions, Seed2002Case23GradOffByAFactor) { seed_2002_case_23(); }
+
+// Bug 2 reduced: a condition shared by two selects is stored (a bool row), and the select with a scalar
+// branch is fused into a sum.
+TEST(DifftestRegressions, WhereOfARowWithAScalarInsideASum) {
+    Eigen::Matrix<double, 1, Eigen::Dynamic> a(1, 4), w(1, 4);
+    a << 0.1, -0.3, 0.2, 0.4;
+    w << 0.5, -1.0, 0.25, 3.0;
+    auto const f = [](auto const& a, auto const& w) {
+        auto const c = a > kiln::c<0.0>;
+        return std::tuple(kiln::sum(kiln::where(c, w, kiln::c<0.0>)), kiln::where(c, kiln::c<0.0>, w));
+    };
+    auto const [s, rest] = kiln::jit(f)(a, w);
+    EXPECT_EQ(s, 0.5 + 0.25 + 3.0);
+    EXPECT_EQ(rest(0, 1), -1.0);
+    EXPECT_EQ(rest(0, 0), 0.0);
+}
 
 }  // namespace
