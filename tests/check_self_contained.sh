@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fails if a file of the project reads outside the repository: kiln's tests, build files and scripts must
-# work in a clone with nothing beside it (CI's clone has a ../shared folder, a user's has not).
+# work in a clone with nothing beside it (CI's clone has a folder of material beside it, a user's has not).
 #   tests/check_self_contained.sh [ROOT]      check the tree at ROOT (default: this repository)
 #   tests/check_self_contained.sh --self-test check that the checker catches each kind of escape
 # What counts as reading outside: a relative path whose `..` steps climb above the root, counted from the
