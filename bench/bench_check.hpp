@@ -50,7 +50,7 @@ void require_close(char const* what, A const& got, B const& want, double tol = 1
     std::abort();
 }
 
-// Keeps every part of a timed result alive for the optimiser: a value, a matrix, a pair, a tuple (and a
+// Keeps every part of a timed result alive for the optimizer: a value, a matrix, a pair, a tuple (and a
 // struct of them through an overload of its own, found by argument-dependent lookup).
 template <class... T>
 void keep(std::tuple<T...> const& t);

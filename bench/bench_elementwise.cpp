@@ -1,7 +1,7 @@
 // Fused elementwise chains over n elements (x, y vectors), kiln against the same maths hand-written in Eigen,
 // in the same run:
-//   elementwise:      out = exp(-x*x) * y + 0.5*x        every op vectorised: memory- and exp-bound
-//   elementwise_sin:  out = exp(-x*x) * sin(y) + 0.5*x   Eigen 3.4 has no vectorised sin for double, so
+//   elementwise:      out = exp(-x*x) * y + 0.5*x        every op vectorized: memory- and exp-bound
+//   elementwise_sin:  out = exp(-x*x) * sin(y) + 0.5*x   Eigen 3.4 has no vectorized sin for double, so
 //                                                          this one is bound by libm's scalar sin
 //   *_expert:   one Eigen expression: a single loop, no temporary.
 //   *_stepwise: a named VectorXd per intermediate (what most users write), a loop and a temporary each.

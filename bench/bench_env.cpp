@@ -2,7 +2,7 @@
 //   sum(exp(x) * y - x) over 1e7 elements   goal: >= 1.8x faster with 2 threads on a 2-core machine
 //   MLP forward, batch 4096, 64 -> 128 -> 10 goal: >= 1.8x
 //   a 3x3 fixed-size graph                   goal: <= 1.02x slower (nothing is split; only the env is read)
-// plus, for the 3x3 graph, debug_nans (a check per materialised node) and hand-written Eigen.
+// plus, for the 3x3 graph, debug_nans (a check per materialized node) and hand-written Eigen.
 #define KILN_DEBUG_NANS
 #define KILN_THREADS
 #include "bench_check.hpp"

@@ -15,7 +15,7 @@
 //                    on one scalar at a time (libm). Kept because it is how kiln lowers these primitives
 //                    today, and the obvious "fused" code.
 //   *_stepwise:      a named MatrixXd / VectorXd per intermediate. Its row-wise sums read a stored matrix,
-//                    which Eigen vectorises: it pays in memory and allocation instead.
+//                    which Eigen vectorizes: it pays in memory and allocation instead.
 // Report ratios with bench/ratios.py (bench/run_benchmarks.sh does everything).
 #include "bench_check.hpp"
 

@@ -7,7 +7,7 @@
 //                        Adam as one fused loop per parameter
 //   train_step_stepwise: the same maths as most users write it: a named MatrixXd per intermediate,
 //                        allocated at every step
-// Each version owns its parameters and optimiser state, and every iteration is one step (training goes on
+// Each version owns its parameters and optimizer state, and every iteration is one step (training goes on
 // through the run, as in the example). items_per_second is steps per second. Before timing, three steps
 // of each version from the same start must give the same losses and parameters as the expert's (relative
 // 1e-12, bench_check.hpp), or the binary aborts.

@@ -97,7 +97,7 @@ struct mlp_data {
         return s;
     }
     // One GEMM, then bias, tanh, the product with w2 and the row sums in one expression (the row sums of
-    // tanh(.) * w2 are a GEMV with w2ᵀ: tanh(.) is materialised once, in place, and multiplied).
+    // tanh(.) * w2 are a GEMV with w2ᵀ: tanh(.) is materialized once, in place, and multiplied).
     static VectorXd expert(mlp_data const& m) {
         MatrixXd a(m.X.rows(), m.w1.cols());
         a.noalias() = m.X * m.w1;
@@ -127,7 +127,7 @@ struct mlp_data {
 KILN_BENCH_VMAP(mlp_score, mlp_data)
 
 // --- 1b. The same score with ReLU instead of tanh ------------------------------------------------------
-// Eigen 3.4 has no vectorised tanh for double: every version of mlp_score spends most of its time in 32000
+// Eigen 3.4 has no vectorized tanh for double: every version of mlp_score spends most of its time in 32000
 // calls of glibc's scalar tanh, which batching cannot remove. max(., 0) is a packet instruction: this
 // variant shows what vmap saves when the per-element work is cheap.
 auto const mlp_relu = [](auto const& x, auto const& w1, auto const& b1, auto const& w2) {

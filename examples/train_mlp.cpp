@@ -85,7 +85,7 @@ int main() {
     Dataset const train = two_moons(512, noise, rng);
     Dataset const test = two_moons(1024, noise, rng);  // separate draws: never seen in training
 
-    // Initialisation: weights ~ N(0, 1 / fan_in), biases zero.
+    // Initialization: weights ~ N(0, 1 / fan_in), biases zero.
     int const hidden = 32;
     MLP params{Eigen::MatrixXd(2, hidden), Eigen::RowVectorXd::Zero(hidden), Eigen::MatrixXd(hidden, 2),
                Eigen::RowVectorXd::Zero(2)};

@@ -453,7 +453,7 @@ TEST(Cost, NoAllocationBeyondTheOutputs) {
                         (std::get<0>(p.b).array() * std::get<1>(p.b).first.array()).sum() * 0.5 +
                         (p.c[0] - p.c[1]).array().tanh().sum() + p.h.w.sum() * p.h.b.sum() + shift->sum();
     auto const jitted = kiln::jit(nested_loss);
-    double got = jitted(x, p, shift);  // warm-up: nothing static left to initialise
+    double got = jitted(x, p, shift);  // warm-up: nothing static left to initialize
     EXPECT_NEAR(got, want, 1e-12);
 
     auto const counted = kiln_test::allocations_in([&] { got = jitted(x, p, shift); });

@@ -41,8 +41,8 @@ TEST_F(Rules, SecondOrderReductions) {
 // dynamic whole.
 TEST_F(Rules, SecondOrderSlices) {
     check_second_order([](auto const& x) {
-        return kiln::block<1, 1, 2, 2>(x * x) * kiln::dynamic_cols<2>(kiln::rows<0, 2>(kiln::exp(x)), c<1>) +
-               kiln::full_like(kiln::cols<0, 2>(kiln::rows<0, 2>(x)), kiln::squeeze(kiln::rows<0, 1>(kiln::cols<0, 1>(x * x))));
+        return kiln::block<1, 1, 2, 2>(x * x) * kiln::dynamic_cols<2>(kiln::middle_rows<0, 2>(kiln::exp(x)), c<1>) +
+               kiln::full_like(kiln::middle_cols<0, 2>(kiln::middle_rows<0, 2>(x)), kiln::squeeze(kiln::middle_rows<0, 1>(kiln::middle_cols<0, 1>(x * x))));
     }, dyn());
 }
 

@@ -70,8 +70,8 @@ TEST_F(Rules, Outer) {
 // ---------------------------------------------------------------------------------------------------
 
 TEST_F(Rules, StaticSlices) {
-    check_rules([](auto const& x) { return kiln::rows<1, 2>(x); }, dyn());
-    check_rules([](auto const& x) { return kiln::cols<1, 2>(x); }, dyn());
+    check_rules([](auto const& x) { return kiln::middle_rows<1, 2>(x); }, dyn());
+    check_rules([](auto const& x) { return kiln::middle_cols<1, 2>(x); }, dyn());
     check_rules([](auto const& x) { return kiln::block<1, 1, 2, 2>(x); }, dyn());
     check_rules([](auto const& x) { return kiln::block<1, 0, 2, 1>(x); }, fix());
     check_rules([](auto const& x) { return kiln::segment<1, 2>(x); }, column(4));

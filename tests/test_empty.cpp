@@ -10,7 +10,7 @@
 // (EmptyReduction/sum.*, EmptyUnary/exp.*, ...); primitives with a call of their own have a TEST each
 // in suite Empty, named after the primitive too. Covered (include/kiln/ops/*.hpp):
 //   reductions   sum mean prod max min logsumexp                         EmptyReduction/<name>
-//   normalising  softmax log_softmax                                     EmptyNormalisation/<name>
+//   normalizing  softmax log_softmax                                     EmptyNormalization/<name>
 //   unary        abs cos exp expm1 log log1p neg rsqrt sigmoid sin sqrt square tan tanh cast pow
 //                transpose                                               EmptyUnary/<name>
 //   binary       add sub mul div maximum minimum compare where           EmptyBinary/<name>
@@ -248,11 +248,11 @@ struct log_softmax_row {
     }
 };
 template <class Row>
-class EmptyNormalisation : public ::testing::Test {};
-using normalisations = ::testing::Types<softmax_row, log_softmax_row>;
-TYPED_TEST_SUITE(EmptyNormalisation, normalisations, row_names);
+class EmptyNormalization : public ::testing::Test {};
+using normalizations = ::testing::Types<softmax_row, log_softmax_row>;
+TYPED_TEST_SUITE(EmptyNormalization, normalizations, row_names);
 
-TYPED_TEST(EmptyNormalisation, AlongEachAxis) {
+TYPED_TEST(EmptyNormalization, AlongEachAxis) {
     for (extents const e : empty_extents) {
         SCOPED_TRACE(describe(e));
         MatrixXd const x = empty_of<MatrixXd>(e);
@@ -455,21 +455,21 @@ TEST(Empty, slice) {
     for (extents const e : empty_extents) {
         SCOPED_TRACE(describe(e));
         MatrixXd const x = empty_of<MatrixXd>(e);
-        expect_extents(kiln::jit([](auto const& m) { return kiln::rows<0, 0>(m); })(x), 0, e.cols);
-        expect_extents(kiln::jit([](auto const& m) { return kiln::cols<0, 0>(m); })(x), e.rows, 0);
+        expect_extents(kiln::jit([](auto const& m) { return kiln::middle_rows<0, 0>(m); })(x), 0, e.cols);
+        expect_extents(kiln::jit([](auto const& m) { return kiln::middle_cols<0, 0>(m); })(x), e.rows, 0);
         expect_extents(kiln::jit([](auto const& m) { return kiln::block<0, 0, 0, 0>(m); })(x), 0, 0);
         if (e.rows == 0) {
-            EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::rows<0, 1>(m); })(x); }), "no shape_error");
+            EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::middle_rows<0, 1>(m); })(x); }), "no shape_error");
         }
         if (e.cols == 0) {
-            EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::cols<0, 1>(m); })(x); }), "no shape_error");
+            EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& m) { return kiln::middle_cols<0, 1>(m); })(x); }), "no shape_error");
         }
         // the derivative of a slice is a pad of zeros into the (empty) operand's shape
-        expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::rows<0, 0>(m)); })(x), e.rows, e.cols);
+        expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::middle_rows<0, 0>(m)); })(x), e.rows, e.cols);
     }
     MatrixXd const three_by_zero(3, 0);
-    expect_extents(kiln::jit([](auto const& m) { return kiln::rows<1, 2>(m); })(three_by_zero), 2, 0);
-    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::rows<1, 2>(m)); })(three_by_zero), 3, 0);
+    expect_extents(kiln::jit([](auto const& m) { return kiln::middle_rows<1, 2>(m); })(three_by_zero), 2, 0);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::middle_rows<1, 2>(m)); })(three_by_zero), 3, 0);
     expect_extents(kiln::jit([](auto const& v) { return kiln::segment<0, 0>(v); })(VectorXd(0)), 0, 1);
     EXPECT_NE(shape_error_of([&] { kiln::jit([](auto const& v) { return kiln::segment<0, 1>(v); })(VectorXd(0)); }),
               "no shape_error");
@@ -497,8 +497,8 @@ TEST(Empty, dynamic_slice) {
 // zeros of the operand's shape, which may have no elements either.
 TEST(Empty, pad) {
     MatrixXd const three_by_zero(3, 0);
-    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::rows<1, 2>(m)); })(three_by_zero), 3, 0);
-    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::cols<0, 0>(m)); })(MatrixXd(2, 3)), 2, 3);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::middle_rows<1, 2>(m)); })(three_by_zero), 3, 0);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(kiln::middle_cols<0, 0>(m)); })(MatrixXd(2, 3)), 2, 3);
     expect_extents(kiln::grad([](auto const& m, auto const& i) { return kiln::sum(kiln::dynamic_rows<1>(m, i)); })(three_by_zero, 2),
                    3, 0);
     expect_filled(kiln::grad([](auto const& m, auto const& i) { return kiln::sum(kiln::dynamic_cols<0>(m, i)); })(MatrixXd(2, 3), 0),

@@ -27,7 +27,7 @@ std::string numeric_error_of(F&& f) {
     return kiln_test::error_of<kiln::numeric_error>(f, "no numeric_error");
 }
 
-// log(x) is used twice, so it is materialised: a NaN appears in that node, mid-graph.
+// log(x) is used twice, so it is materialized: a NaN appears in that node, mid-graph.
 auto const log_twice = [](auto const& x) {
     auto const l = kiln::log(x);
     return kiln::sum(l * l + l);
@@ -59,7 +59,7 @@ TEST(Env, DebugNansNamesTheNode) {
               "kiln: debug_nans: +Inf in %2 = exp %1 : f64[]");
 }
 
-TEST(Env, EagerMaterialisesEveryNode) {
+TEST(Env, EagerMaterializesEveryNode) {
     auto const f = [](auto const& x, auto const& y) { return kiln::sum(kiln::tanh(x * y) + x); };
     MatrixXd const X = MatrixXd::Random(5, 3), Y = MatrixXd::Random(5, 3);
     double const fused = kiln::jit(f)(X, Y);
@@ -108,14 +108,14 @@ TEST(Env, DebugNansNamesTheNodeThatMadeIt) {
     auto const scaled = [](auto const& v, auto const& s) { return kiln::sum(kiln::tanh(v) * s); };
     EXPECT_EQ(both(scaled, x, std::numeric_limits<double>::infinity()),
               "kiln: debug_nans: +Inf in %1 = param args[1] : f64[] (an argument of the call)");
-    // Made in a node that is materialised itself (log is used twice): named by the fast check already.
+    // Made in a node that is materialized itself (log is used twice): named by the fast check already.
     EXPECT_EQ(both(log_twice, x), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
     // The first such node in topological order, when two make one: sqrt (%1) before log (%2).
     auto const two_nans = [](auto const& v) { return kiln::sum(kiln::log(v)) + kiln::sum(kiln::sqrt(v)); };
     EXPECT_EQ(kiln_test::ir_line(two_nans, 1, x).substr(0, 13), "%1 = log %0 :");
     EXPECT_EQ(both(two_nans, x), "kiln: debug_nans: NaN in %1 = log %0 : f64[4,1] at (2,0)");
     // An infinity that a later node of the same expression makes finite again is not seen without eager
-    // (only materialised values are checked, as jax_debug_nans checks a jitted function's outputs).
+    // (only materialized values are checked, as jax_debug_nans checks a jitted function's outputs).
     auto const squashed = [](auto const& v) { return kiln::sum(kiln::tanh(kiln::exp(v))); };
     EXPECT_EQ(error_in(squashed, false, large), "no numeric_error");
     EXPECT_EQ(error_in(squashed, true, large), "kiln: debug_nans: +Inf in %1 = exp %0 : f64[3,1] at (1,0)");
@@ -176,7 +176,7 @@ TEST(Env, ThreadPoolGivesTheSameResults) {
     MatrixXd const X = MatrixXd::Random(1000, 700), Y = MatrixXd::Random(1000, 700);
     double const one_m = kiln::jit(f)(X, Y);
     EXPECT_NEAR(kiln::jit(f, two)(X, Y), one_m, 1e-12 * std::abs(one_m));
-    // max and an elementwise output, materialised in parallel.
+    // max and an elementwise output, materialized in parallel.
     auto const g = [](auto const& x) { return std::make_tuple(kiln::max(x), kiln::tanh(x) * x); };
     auto const [m1, t1] = kiln::jit(g)(X);
     auto const [m2, t2] = kiln::jit(g, two)(X);

@@ -143,10 +143,10 @@ TEST(Grad, ShapesOfTheForwardAreCheckedWhereItsArgumentsAreReadAnyway) {
               "  %1 = param args[1] : f64[4,1]\n"
               "  %2 = wrt %0 : f64[4,1]\n"
               "  %3 = mul %2 %1 : f64[4,1]\n"
-              "  %4 = reduce_sum[axes=(0,1)] %3 : f64[]\n"
+              "  %4 = sum[axes=(0,1)] %3 : f64[]\n"
               "  %5 = shaped_like %1 %2 %4 : f64[4,1]\n"
               "  return %5\n");
-    EXPECT_EQ(tr.num_materialised(), 0u);
+    EXPECT_EQ(tr.num_materialized(), 0u);
     expect_close(kiln::jit(kiln::grad(f))(x3, x3), x3, 0);
 }
 
@@ -169,7 +169,7 @@ TEST(Grad, TheGradientOfAnUnusedArgumentReadsOnlyItsExtents) {
               "  %0 = param args[1] : f64[2,5]\n"
               "  %1 = constant 0 : f64[]\n"
               "  %2 = wrt %0 : f64[2,5]\n"
-              "  %3 = broadcast_in_dim[shape=(*,*) broadcast_dimensions=()] %1 %2 : f64[2,5]\n"
+              "  %3 = full[shape=(*,*) broadcast_dimensions=()] %1 %2 : f64[2,5]\n"
               "  %4 = shaped_like %3 %2 : f64[2,5]\n"
               "  return %4\n");
     // a and d are never read: shapes that the forward would reject are no error, the zeros are b's shape.
@@ -227,13 +227,13 @@ TEST(Grad, TheDerivativeGraphIsSimplifiedAndTheArgumentIsNotCopied) {
               "  %3 = cos %2 : f64[3,2]\n"
               "  %4 = mul %1 %3 : f64[3,2]\n"
               "  return %4\n");
-    // wrt is an alias of the argument: nothing is materialised but the output.
-    EXPECT_EQ(tr.num_materialised(), 1u);
-    EXPECT_FALSE(tr.is_materialised(2));
+    // wrt is an alias of the argument: nothing is materialized but the output.
+    EXPECT_EQ(tr.num_materialized(), 1u);
+    EXPECT_FALSE(tr.is_materialized(2));
     expect_close(kiln::jit(kiln::grad(f))(x, y), MatrixXd(y.array() * x.array().cos()));
     MatrixXd const xd = x, yd = y;
     auto td = kiln::trace(kiln::grad(f), xd, yd);
-    EXPECT_EQ(td.num_materialised(), 1u);  // with dynamic sizes too: the forward is read for its extents
+    EXPECT_EQ(td.num_materialized(), 1u);  // with dynamic sizes too: the forward is read for its extents
     expect_close(kiln::jit(kiln::grad(f))(xd, yd), MatrixXd(y.array() * x.array().cos()));
 }
 
@@ -243,12 +243,12 @@ TEST(Grad, AValueReadForItsExtentsOnlyIsNotComputed) {
     MatrixXd x = MatrixXd::Random(4, 3);
     auto f = [](auto const& a) { return kiln::sum(kiln::exp(a)); };
     auto tr = kiln::trace(kiln::grad(f), x);
-    EXPECT_EQ(tr.num_materialised(), 1u);
+    EXPECT_EQ(tr.num_materialized(), 1u);
     expect_close(kiln::jit(kiln::grad(f))(x), MatrixXd(x.array().exp()));
-    // full_like's x for a dynamic shape: a shape-only operand, never materialised even when reduced.
+    // full_like's x for a dynamic shape: a shape-only operand, never materialized even when reduced.
     auto g = [](auto const& a) { return kiln::zeros_like(kiln::sum(a * a, kiln::axis<0>)) + kiln::c<1.0>; };
     auto tg = kiln::trace(g, x);
-    EXPECT_EQ(tg.num_materialised(), 1u);  // the output only: the reduction is not evaluated
+    EXPECT_EQ(tg.num_materialized(), 1u);  // the output only: the reduction is not evaluated
     EXPECT_EQ(kiln::jit(g)(x), MatrixXd::Ones(1, 3));
 }
 
@@ -271,7 +271,7 @@ TEST(Grad, TangentsAndCotangentsAreCheckedAgainstTheirValues) {
 
 TEST(Grad, CheapSharedNodesAreRecomputedAndBuffersStaySound) {
     // r = s + s (an addition of stored values) has two users and is recomputed inside each rather than
-    // stored. So s is read by both users' expressions: the first, materialised, must not take s's
+    // stored. So s is read by both users' expressions: the first, materialized, must not take s's
     // temporary as its own (buffer reuse), or the second would read it overwritten.
     auto f = [](auto const& x, auto const& c) {
         auto const s = kiln::exp(x);
@@ -284,7 +284,7 @@ TEST(Grad, CheapSharedNodesAreRecomputedAndBuffersStaySound) {
     expect_close(q, Eigen::VectorXd(r / 1.5));
     EXPECT_NEAR(total, -(r * x.array()).sum(), 1e-12);
     auto tr = kiln::trace(f, x, 1.5);
-    EXPECT_FALSE(tr.is_materialised(3));  // r
+    EXPECT_FALSE(tr.is_materialized(3));  // r
     // The same in a gradient: d/dsigma of the normal log-density.
     auto normal = [](auto const& y, auto const& mu, auto const& sigma) {
         auto const z = (y - mu) / sigma;
@@ -298,7 +298,7 @@ TEST(Grad, CheapSharedNodesAreRecomputedAndBuffersStaySound) {
     EXPECT_NEAR(gsigma, (z * z).sum() / sigma - 16 / sigma, 1e-13);
     // Fixed-size values are small: stored, not recomputed.
     Eigen::Matrix<double, 16, 1> const xf = x;
-    EXPECT_TRUE(kiln::trace(f, xf, 1.5).is_materialised(3));
+    EXPECT_TRUE(kiln::trace(f, xf, 1.5).is_materialized(3));
 }
 
 TEST(Grad, VjpAndJvp) {
@@ -419,7 +419,7 @@ TEST(Grad, DynamicSliceDerivativesCheckTheStartIndex) {
               "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");
     // ...and when the gradient does not need the forward slice, the pad that writes it back does.
     auto linear = [](auto const& a, auto const& i) { return kiln::sum(kiln::dynamic_rows<2>(a, i) * kiln::c<3.0>); };
-    EXPECT_EQ(kiln::trace(kiln::grad(linear), x, 1).num_materialised(), 1u);
+    EXPECT_EQ(kiln::trace(kiln::grad(linear), x, 1).num_materialized(), 1u);
     EXPECT_EQ(kiln_test::shape_error_of([&] { kiln::jit(kiln::grad(linear))(x, 4); }),
               "kiln: dynamic_pad: start index 4 (argument 1) is out of range for 2 rows of argument 0 of shape "
               "f64[5,4]: the start must be in [0,3] (kiln does not clamp it as JAX does)");

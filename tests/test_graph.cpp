@@ -1,5 +1,5 @@
 // The static graph: common subexpressions by type identity, pruning of unused arguments, the parameter
-// map, what is fused and what is materialised, the text form, and a deep shared chain that must compile
+// map, what is fused and what is materialized, the text form, and a deep shared chain that must compile
 // quickly with both compilers (clang's argument-dependent lookup is exponential on naive node types).
 #include <kiln/kiln.hpp>
 
@@ -32,9 +32,9 @@ TEST(Graph, TheLayerOfTheReadme) {
     static_assert(T::num_params() == 3);
     static_assert(T::num_nodes() == 7);
     static_assert(T::param_map() == std::array<std::size_t, 3>{0, 1, 2});
-    // matmul and the reduction are materialised; add and tanh fuse into the reduction's expression.
-    static_assert(T::num_materialised() == 2);
-    static_assert(T::is_materialised(3) && !T::is_materialised(4) && !T::is_materialised(5) && T::is_materialised(6));
+    // matmul and the reduction are materialized; add and tanh fuse into the reduction's expression.
+    static_assert(T::num_materialized() == 2);
+    static_assert(T::is_materialized(3) && !T::is_materialized(4) && !T::is_materialized(5) && T::is_materialized(6));
     EXPECT_EQ(tr.as_text(),
               "kiln graph: 4 arguments, 3 parameters, 7 nodes (pruned: args[3])\n"
               "  %0 = param args[0] : f64[256,64]\n"
@@ -43,7 +43,7 @@ TEST(Graph, TheLayerOfTheReadme) {
               "  %3 = matmul %0 %1 : f64[256,128]\n"
               "  %4 = add %3 %2 : f64[256,128]\n"
               "  %5 = tanh %4 : f64[256,128]\n"
-              "  %6 = reduce_sum[axes=(0,1)] %5 : f64[]\n"
+              "  %6 = sum[axes=(0,1)] %5 : f64[]\n"
               "  return %6\n");
 }
 
@@ -57,7 +57,7 @@ TEST(Graph, SharedSubexpressionsAreOneNode) {
     static_assert(decltype(kiln::trace(reuse, x))::num_nodes() == 4);      // v, exp, mul, add
     static_assert(decltype(kiln::trace(rewritten, x))::num_nodes() == 4);  // written three times, one node
     using R = decltype(kiln::trace(reuse, x));
-    static_assert(R::is_materialised(1));  // exp has three uses: computed once
+    static_assert(R::is_materialized(1));  // exp has three uses: computed once
     MatrixXd e = x.array().exp().matrix();
     MatrixXd want = (e.array() * e.array() + e.array()).matrix();
     EXPECT_TRUE(kiln::jit(reuse)(x).isApprox(want, 1e-14));
@@ -154,7 +154,7 @@ TEST(Graph, ThirtyLevelSharedChain) {
     Eigen::VectorXd x = Eigen::VectorXd::LinSpaced(16, 1e-4, 2e-3);
     using T = decltype(kiln::trace(chain30, x));
     static_assert(T::num_nodes() == 61);
-    static_assert(T::num_materialised() == 30);  // each y is used three times; each mul fuses into its add
+    static_assert(T::num_materialized() == 30);  // each y is used three times; each mul fuses into its add
     static_assert(T::num_buffers() == 1);        // ... and each y_k is written over y_{k-1}, which dies there
     Eigen::ArrayXd want = x.array();
     for (int i = 0; i < 30; ++i) want = want * want + want;
@@ -162,7 +162,7 @@ TEST(Graph, ThirtyLevelSharedChain) {
     for (Eigen::Index i = 0; i < x.size(); ++i) EXPECT_NEAR(got(i), want(i), 1e-15 * want(i));
 }
 
-// Constant folding and identities happen when a node is made (detail/fold.hpp): the graph never holds
+// Constant folding and identities happen when a node is made (detail/ir/fold.hpp): the graph never holds
 // them. An identity applies only when it keeps the dtype and shape of the other operand.
 TEST(Graph, ConstantFoldingAndIdentities) {
     using namespace kiln::literals;
@@ -218,7 +218,7 @@ TEST(Graph, ConstantFoldingAndIdentities) {
 }
 
 // matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of
-// its own), so kiln materialises an elementwise operand of matmul itself, in the buffer of the first
+// its own), so kiln materializes an elementwise operand of matmul itself, in the buffer of the first
 // product that dies there: the MLP's hidden layer needs one buffer, not two.
 TEST(Graph, ElementwiseOperandOfMatmulIsStoredInADyingBuffer) {
     MatrixXd x = MatrixXd::Random(16, 4), w1 = MatrixXd::Random(4, 8), w2 = MatrixXd::Random(8, 3);
@@ -228,14 +228,14 @@ TEST(Graph, ElementwiseOperandOfMatmulIsStoredInADyingBuffer) {
     };
     using T = decltype(kiln::trace(mlp, x, w1, b1, w2));
     static_assert(T::num_nodes() == 8);  // 4 params, matmul, add, tanh, matmul
-    static_assert(T::is_materialised(4) && !T::is_materialised(5) && T::is_materialised(6) && T::is_materialised(7));
+    static_assert(T::is_materialized(4) && !T::is_materialized(5) && T::is_materialized(6) && T::is_materialized(7));
     static_assert(T::num_buffers() == 2);  // tanh is written over the first product; the output has its own
     MatrixXd const out = kiln::jit(mlp)(x, w1, b1, w2);
     MatrixXd const expected = ((x * w1).rowwise() + b1).array().tanh().matrix() * w2;
     EXPECT_LT((out - expected).norm(), 1e-12 * expected.norm());
     // A transpose is read by GEMM in place: it stays fused.
     auto gram = [](auto const& a) { return kiln::matmul(kiln::transpose(a), a); };
-    static_assert(decltype(kiln::trace(gram, x))::num_materialised() == 1);
+    static_assert(decltype(kiln::trace(gram, x))::num_materialized() == 1);
 }
 
 }  // namespace

@@ -27,7 +27,7 @@ using I64 = std::int64_t;
 constexpr I32 i32_max = std::numeric_limits<I32>::max(), i32_min = std::numeric_limits<I32>::min();
 constexpr I64 i64_max = std::numeric_limits<I64>::max(), i64_min = std::numeric_limits<I64>::min();
 
-// v, unknown to the optimiser: overflows happen at run time, not in constant folding.
+// v, unknown to the optimizer: overflows happen at run time, not in constant folding.
 template <class T>
 T runtime(T v) {
     volatile T copy = v;
@@ -199,7 +199,7 @@ TEST(Numbers, MatrixArithmeticWraps) {
     auto f = [](auto const& x, auto const& y) { return x + y; };
     auto g = [](auto const& x, auto const& y) { return x * y - y; };
     auto h = [](auto const& x) { return -x + kiln::c<-1>; };
-    auto row = [](auto const& x, auto const& y) { return x * kiln::rows<0, 1>(y); };  // a broadcast row
+    auto row = [](auto const& x, auto const& y) { return x * kiln::middle_rows<0, 1>(y); };  // a broadcast row
     auto const sum = kiln::jit(f)(a, b);
     auto const prod = kiln::jit(g)(a, b);
     auto const neg = kiln::jit(h)(a);

@@ -252,10 +252,10 @@ TEST(OpsText, IrNamesAndCosts) {
     auto tr = kiln::trace(f, x, w);
     std::string const text = tr.as_text();
     for (char const* name : {"= matmul %0 %1 : f64[8,2]", "= neg ", "= exp ", "= div ", "= constant 2 : i32[]",
-                             "= reduce_mean[axes=(0,)] ", ": f64[1,2]"})
+                             "= mean[axes=(0,)] ", ": f64[1,2]"})
         EXPECT_NE(text.find(name), std::string::npos) << name << " not in\n" << text;
     // matmul 2*8*3*2 = 96 flops, then 16 each for neg, exp and div, 16 for the mean.
-    EXPECT_DOUBLE_EQ(tr.flops(), 96 + 16 + 16 * 20 + 16 + 16);
+    EXPECT_DOUBLE_EQ(tr.lower().cost_analysis().flops, 96 + 16 + 16 * 20 + 16 + 16);
 }
 
 }  // namespace

@@ -306,7 +306,7 @@ TEST(Errors, GradientShapeMismatchNamesTheLeaf) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The in-place evaluation (detail/optim_eval.hpp): which graphs may write into a destination that is also
+// The in-place evaluation (detail/optim/eval.hpp): which graphs may write into a destination that is also
 // an argument, and that such a write is exact.
 // ---------------------------------------------------------------------------------------------------
 template <class F, class... Args>

@@ -40,7 +40,7 @@ void expect_oracle(T const& actual, Json const& c) {
 }
 
 // The same 12 levels as three graphs of 4, evaluated one after the other (the same roundings: each
-// level is the same operations on the same values, materialised or fused). Builds with debug info cannot
+// level is the same operations on the same values, materialized or fused). Builds with debug info cannot
 // hold the 12-level graph: see SharedDag below.
 constexpr auto dag_4_levels = [](auto const& y) { return dag_levels<4>(y); };
 constexpr auto dag_4_levels_sum = [](auto const& y) { return kiln::sum(dag_levels<4>(y)); };

@@ -357,7 +357,7 @@ TEST(OracleGrad, GradientGraphsArePruned) {
     // With dynamic sizes y is read for its extents too (its gradient must have y's shape, and the forward's
     // sin(x) * y checks it against x's); still only sin(x) is computed.
     using chain_y_dynamic = decltype(kiln::trace(kiln::grad(elementwise_chain, kiln::argnums<1>), m, m));
-    static_assert(chain_y_dynamic::num_params() == 2 && chain_y_dynamic::num_materialised() == 1);
+    static_assert(chain_y_dynamic::num_params() == 2 && chain_y_dynamic::num_materialized() == 1);
 
     // d/dc of matmul_frobenius = a b. With fixed sizes c is pruned. With dynamic sizes c stays a parameter:
     // the seed of the sum is broadcast to the run-time shape of (a b) * c, a node used for its extents only

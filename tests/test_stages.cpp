@@ -71,7 +71,7 @@ TEST(Stages, JittedCallInsideATraceIsInlined) {
               "  %1 = param args[1] : f64[3,2]\n"
               "  %2 = matmul %0 %1 : f64[4,2]\n"
               "  %3 = tanh %2 : f64[4,2]\n"
-              "  %4 = reduce_sum[axes=(0,1)] %3 : f64[]\n"
+              "  %4 = sum[axes=(0,1)] %3 : f64[]\n"
               "  return %4\n");
     EXPECT_NEAR(kiln::jit(h)(X, W), (X * W).array().tanh().sum(), 1e-13);
 }
@@ -105,11 +105,11 @@ TEST(Stages, LoweredGradientReportsItsParameters) {
     kiln_test::expect_close(g.b, expected.b);
 }
 
-// The plan: which nodes are fused, which materialised, which temporaries; and the same as Graphviz.
+// The plan: which nodes are fused, which materialized, which temporaries; and the same as Graphviz.
 TEST(Stages, LoweredTextShowsThePlan) {
     auto const f = [](auto const& x, auto const& y) {
         auto const t = kiln::tanh(x * y);
-        return kiln::sum(t * t);  // t is used twice: materialised
+        return kiln::sum(t * t);  // t is used twice: materialized
     };
     MatrixXd const X = MatrixXd::Random(3, 4), Y = MatrixXd::Random(3, 4);
     auto const lo = kiln::lower(f, X, Y);
@@ -118,9 +118,9 @@ TEST(Stages, LoweredTextShowsThePlan) {
         << text;
     EXPECT_TRUE(contains(text, "%0 = param args[0] : f64[3,4]               ; argument, read in place")) << text;
     EXPECT_TRUE(contains(text, "%2 = mul %0 %1 : f64[3,4]                   ; fused into %3")) << text;
-    EXPECT_TRUE(contains(text, "%3 = tanh %2 : f64[3,4]                     ; materialised: t0 (96 B)")) << text;
+    EXPECT_TRUE(contains(text, "%3 = tanh %2 : f64[3,4]                     ; materialized: t0 (96 B)")) << text;
     EXPECT_TRUE(contains(text, "%4 = mul %3 %3 : f64[3,4]                   ; fused into %5")) << text;
-    EXPECT_TRUE(contains(text, "; materialised: t1 (8 B)")) << text;
+    EXPECT_TRUE(contains(text, "; materialized: t1 (8 B)")) << text;
     std::string const dot = lo.as_dot();
     EXPECT_TRUE(contains(dot, "digraph kiln {")) << dot;
     EXPECT_TRUE(contains(dot, "subgraph cluster_3 {")) << dot;
@@ -150,7 +150,7 @@ TEST(Stages, SpecArguments) {
               "  %0 = param args[0] : f64[5,3]\n"
               "  %1 = param args[1] : f64[]\n"
               "  %2 = mul %0 %1 : f64[5,3]\n"
-              "  %3 = reduce_sum[axes=(0,)] %0 : f64[1,3]\n"
+              "  %3 = sum[axes=(0,)] %0 : f64[1,3]\n"
               "  return %2 %3\n");
     auto const [a, b] = tr.out_info();
     EXPECT_EQ(a, (kiln::array_info{"f64", 2, 5, 3}));

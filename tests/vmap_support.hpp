@@ -1,7 +1,7 @@
 // The reference for kiln::vmap's tests (test_vmap.cpp, test_vmap_primitives.cpp): f (or grad(f)) jitted on
 // one example at a time, the examples stacked by hand (rows of the result for out_axes<0>, columns for
 // out_axes<1>), and the functions of the primitive tests. Written as an independent tester of
-// include/kiln/vmap.hpp and detail/batching.hpp.
+// include/kiln/vmap.hpp and detail/transform/vmap.hpp.
 #ifndef KILN_TESTS_VMAP_SUPPORT_HPP
 #define KILN_TESTS_VMAP_SUPPORT_HPP
 

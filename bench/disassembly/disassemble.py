@@ -4,7 +4,7 @@ same chain written by hand in Eigen (bench/disassembly/elementwise.cpp), for g++
 
 One command:  python3 bench/disassembly/disassemble.py
 Each compiler builds elementwise.cpp into a program (which checks that kiln and Eigen agree, and is run),
-objdump disassembles it, and for each extern "C" function the script takes the vectorised inner loop: the
+objdump disassembles it, and for each extern "C" function the script takes the vectorized inner loop: the
 backward jump whose body holds the most vector instructions, in the function or in a function it calls.
 The two loops of a pair are then compared instruction by instruction, registers and addresses aside.
 (Innermost backward jumps only; the vector constants are loaded before the loop and are not shown.)
@@ -102,7 +102,7 @@ def inner_loop(funcs, name):
     return best[1], best[2]
 
 
-def normalise(text):
+def normalize(text):
     """An instruction with register numbers, addresses and symbol names taken out: what it does."""
     text = re.sub(r"<.*>", "", text)  # a jump's target symbol (kiln's and Eigen's expression types differ)
     text = re.sub(r"\b[0-9a-f]{3,}\b", "ADDR", text)
@@ -122,7 +122,7 @@ def mnemonic_counts(insns):
 
 def compare(a, b):
     """A sentence on how loop a differs from loop b (instruction mixes, then order)."""
-    na, nb = [normalise(t) for t in a], [normalise(t) for t in b]
+    na, nb = [normalize(t) for t in a], [normalize(t) for t in b]
     if na == nb:
         return "identical, instruction for instruction (registers and addresses aside)"
     if sorted(na) == sorted(nb):
@@ -165,7 +165,7 @@ def main():
           f"Written by `python3 bench/disassembly/disassemble.py` on {datetime.date.today().isoformat()} "
           f"(kiln {commit}): do not edit by hand. The source is `bench/disassembly/elementwise.cpp`; flags "
           f"`{' '.join(FLAGS)}` (a fixed target, so the listing does not depend on the machine). Each loop is "
-          "the vectorised inner loop of the extern \"C\" function (the backward jump with the most vector "
+          "the vectorized inner loop of the extern \"C\" function (the backward jump with the most vector "
           "instructions, looked for in the function and the functions it calls), as `objdump -d` prints it "
           "(AT&T syntax: the destination is the last operand).", "",
           "How to read a verdict: *identical* means kiln costs nothing inside the loop. *Scheduled in another "

@@ -1,5 +1,5 @@
 // What a traced function receives for the arguments that are not tensors or scalars (the whole table is
-// in docs/arguments.md; the rules themselves are in detail/args.hpp).
+// in docs/arguments.md; the rules themselves are in detail/trace/args.hpp).
 //
 //   kiln::static_arg<V>   a compile-time value (any structural value, a string literal too): f receives it
 //                         as is and may `if constexpr` on it; the graph may differ per value

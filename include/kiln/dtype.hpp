@@ -72,7 +72,7 @@ using dtype_of = std::conditional_t<
 // The dtype of a compile-time constant: an integer takes i32 when its value fits, else i64 (as the _k
 // literal does), so kiln::c<3000000000u> is the i64 3000000000; void when no dtype holds the value exactly
 // (an integer beyond std::int64_t, a long double), which kiln rejects where the constant becomes an operand
-// (detail/make.hpp) or a result (info<constant<V>>, detail/node.hpp).
+// (detail/ir/make.hpp) or a result (info<constant<V>>, detail/ir/node.hpp).
 template <auto V, class T = decltype(V)>
 constexpr auto constant_dtype_of() {
     if constexpr (std::is_same_v<T, bool> || std::is_floating_point_v<T>) {

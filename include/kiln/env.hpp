@@ -31,7 +31,7 @@
 
 namespace kiln {
 
-// Where materialised nodes are evaluated: the calling thread (kiln::cpu), or a pool of threads that
+// Where materialized nodes are evaluated: the calling thread (kiln::cpu), or a pool of threads that
 // large nodes are split across (kiln::thread_pool(n)). Copies of a device share its pool.
 class device {
 public:
@@ -58,13 +58,13 @@ inline device thread_pool(int threads) {
 
 struct env {
     kiln::device device{};  // kiln::cpu
-    // After each materialised node, check it for NaN and Inf and throw kiln::numeric_error naming the node
+    // After each materialized node, check it for NaN and Inf and throw kiln::numeric_error naming the node
     // that made it (the first whose operands have none; an argument, if one was passed in) as as_text()
     // shows it. A NaN seen in a fused expression is traced to its node by evaluating the graph again
-    // eagerly. (Only materialised values are checked: with eager = true, every node's.)
+    // eagerly. (Only materialized values are checked: with eager = true, every node's.)
     bool debug_nans = false;
     // Evaluate op by op, every node into its own temporary, on the calling thread: for stepping through in
-    // a debugger (kiln::detail::node_eval<..>::materialise is called once per node), as jax.disable_jit.
+    // a debugger (kiln::detail::node_eval<..>::materialize is called once per node), as jax.disable_jit.
     bool eager = false;
 };
 

@@ -20,7 +20,7 @@ public:
     using std::invalid_argument::invalid_argument;
 };
 
-// A NaN or an infinity in a materialised node, found by kiln::env{.debug_nans = true}.
+// A NaN or an infinity in a materialized node, found by kiln::env{.debug_nans = true}.
 class numeric_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
@@ -171,7 +171,7 @@ struct unsupported_operand {
                   "kiln: this operand is neither a traced value nor a compile-time constant");
 };
 
-// Arguments (detail/args.hpp, docs/arguments.md). Each names the argument (its index, then the path
+// Arguments (detail/trace/args.hpp, docs/arguments.md). Each names the argument (its index, then the path
 // inside the pytree) and the offending type as its template arguments, and says what to do instead.
 template <class Argument, class ArgumentType>
 struct unsupported_argument {
@@ -438,7 +438,7 @@ struct vmap_nothing_mapped {
 };
 
 // kiln::optim (kiln/optim.hpp).
-// The leaf at Where (argument 0 is the pytree, then the path inside it) cannot be optimised.
+// The leaf at Where (argument 0 is the pytree, then the path inside it) cannot be optimized.
 template <class Where, class LeafType>
 struct optim_unsupported_leaf {
     static_assert(detail::fails<Where, LeafType>,
@@ -466,7 +466,7 @@ struct optim_leaf_mismatch {
                   "arguments of kiln::diagnostic::optim_leaf_mismatch below");
 };
 
-// In-place evaluation (detail/optim_eval.hpp).
+// In-place evaluation (detail/optim/eval.hpp).
 template <class Function>
 struct not_writable_in_place {
     static_assert(detail::fails<Function>,

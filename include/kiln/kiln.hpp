@@ -63,10 +63,10 @@
 #include <kiln/ops/where.hpp>
 #include <kiln/ops/wrt.hpp>
 
-#include <kiln/jit.hpp>
-#include <kiln/stages.hpp>
 #include <kiln/grad.hpp>
-#include <kiln/vmap.hpp>
+#include <kiln/jit.hpp>
 #include <kiln/optim.hpp>
+#include <kiln/stages.hpp>
+#include <kiln/vmap.hpp>
 
 #endif

@@ -8,12 +8,12 @@
 //
 // Every step is kiln graphs: per leaf, one pointwise function of (g, m, v, p and run-time scalars) per value
 // written, each evaluated by one fused Eigen loop straight into the state's storage
-// (detail/optim_eval.hpp says why that is safe in place). docs/optim.md has the formulas and decisions.
+// (detail/optim/eval.hpp says why that is safe in place). docs/optim.md has the formulas and decisions.
 #ifndef KILN_OPTIM_HPP
 #define KILN_OPTIM_HPP
 
-#include <kiln/detail/optim_eval.hpp>
-#include <kiln/detail/optim_tree.hpp>
+#include <kiln/detail/optim/eval.hpp>
+#include <kiln/detail/optim/tree.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/mul.hpp>
@@ -201,7 +201,7 @@ struct sgd_optimizer {
             if (momentum != 0.0) {
                 if (!state.trace)
                     throw std::invalid_argument(
-                        "kiln: optim::sgd: momentum is not 0 but the state has no trace (it was initialised with "
+                        "kiln: optim::sgd: momentum is not 0 but the state has no trace (it was initialized with "
                         "momentum 0)");
                 detail::check_optim_tree("optim::update", "state.trace", *state.trace, params);
             }

@@ -52,7 +52,7 @@ struct plan_view {
     std::size_t const* first;
     std::size_t const* edges;
     bool const* shape_edge;
-    bool const* materialise;
+    bool const* materialize;
     std::size_t const* owner;
     bool const* live;
     std::size_t const* outputs;
@@ -64,11 +64,11 @@ inline std::size_t value_root(plan_view const& p, std::size_t i) {
     return i;
 }
 
-// For each node computed inside another's expression: the materialised nodes whose expressions compute it.
+// For each node computed inside another's expression: the materialized nodes whose expressions compute it.
 inline std::vector<std::vector<std::size_t>> fused_into(plan_view const& p) {
     std::vector<std::vector<std::size_t>> into(p.n);
     for (std::size_t j = 0; j < p.n; ++j) {
-        if (!p.materialise[j]) continue;
+        if (!p.materialize[j]) continue;
         std::vector<std::size_t> stack{j};
         while (!stack.empty()) {
             std::size_t const u = stack.back();
@@ -76,7 +76,7 @@ inline std::vector<std::vector<std::size_t>> fused_into(plan_view const& p) {
             for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                 if (p.shape_edge[c]) continue;
                 std::size_t const v = detail::value_root(p, p.edges[c]);
-                if (p.kind[v] != node_kind::computed || p.materialise[v]) continue;
+                if (p.kind[v] != node_kind::computed || p.materialize[v]) continue;
                 into[v].push_back(j);
                 stack.push_back(v);
             }
@@ -96,7 +96,7 @@ inline std::vector<long> temporary_numbers(plan_view const& p, std::size_t& coun
     count = 0;
     total = 0;
     for (std::size_t i = 0; i < p.n; ++i)
-        if (p.materialise[i] && p.owner[i] == i) {
+        if (p.materialize[i] && p.owner[i] == i) {
             number[i] = static_cast<long>(count++);
             total += p.bytes[i];
         }
@@ -108,7 +108,7 @@ inline std::string plan_text(plan_view const& p) {
     double temp_bytes = 0;
     std::vector<long> const number = detail::temporary_numbers(p, temps, temp_bytes);
     std::size_t assignments = 0;
-    for (std::size_t i = 0; i < p.n; ++i) assignments += p.materialise[i];
+    for (std::size_t i = 0; i < p.n; ++i) assignments += p.materialize[i];
     auto const into = detail::fused_into(p);
     std::string text = "kiln lowered: ";
     text.append(std::to_string(p.num_args)).append(" arguments, ").append(std::to_string(p.num_params));
@@ -128,9 +128,9 @@ inline std::string plan_text(plan_view const& p) {
             line.append("alias of %").append(std::to_string(p.edges[p.first[i]])).append(", no code");
         } else if (!p.live[i]) {
             line.append("extents only, not computed");
-        } else if (p.materialise[i]) {
+        } else if (p.materialize[i]) {
             std::size_t const o = p.owner[i];
-            line.append("materialised: t").append(std::to_string(number[o]));
+            line.append("materialized: t").append(std::to_string(number[o]));
             if (o == i) line.append(" (").append(detail::bytes_text(p.bytes[i])).append(")");
             else line.append(", the temporary of %").append(std::to_string(o)).append(", reused");
         } else {
@@ -153,7 +153,7 @@ inline std::string dot_escape(std::string const& s) {
     return r;
 }
 
-// Graphviz: operands above their users; each materialised node in a box with the nodes fused into it
+// Graphviz: operands above their users; each materialized node in a box with the nodes fused into it
 // (one Eigen assignment), arguments as ellipses, edges read for extents only dotted.
 inline std::string plan_dot(plan_view const& p) {
     std::size_t temps = 0;
@@ -166,16 +166,16 @@ inline std::string plan_dot(plan_view const& p) {
         std::string line = "  n";
         line.append(std::to_string(i)).append(" [label=\"%").append(std::to_string(i)).append(" ");
         line.append(detail::dot_escape(p.heads[i])).append("\\n").append(p.shapes[i]);
-        if (p.materialise[i]) line.append("\\nt").append(std::to_string(number[p.owner[i]]));
+        if (p.materialize[i]) line.append("\\nt").append(std::to_string(number[p.owner[i]]));
         line.append("\"");
         if (p.kind[i] == node_kind::param) line.append(", shape=ellipse, fillcolor=\"#dbe8ff\"");
         else if (p.kind[i] == node_kind::constant) line.append(", shape=plaintext, style=\"\"");
-        else if (p.materialise[i]) line.append(", fillcolor=\"#ffe2a8\"");
+        else if (p.materialize[i]) line.append(", fillcolor=\"#ffe2a8\"");
         else if (!p.live[i] || p.alias[i]) line.append(", style=\"rounded,dashed\"");
         return line.append("];\n");
     };
     for (std::size_t j = 0; j < p.n; ++j) {
-        if (!p.materialise[j]) continue;
+        if (!p.materialize[j]) continue;
         dot.append("  subgraph cluster_").append(std::to_string(j)).append(" {\n  style=\"rounded,dashed\"; color=\"#999999\"; label=\"\";\n");
         dot.append(node(j));
         for (std::size_t i = 0; i < p.n; ++i)
@@ -183,7 +183,7 @@ inline std::string plan_dot(plan_view const& p) {
         dot.append("  }\n");
     }
     for (std::size_t i = 0; i < p.n; ++i)
-        if (!p.materialise[i] && !(into[i].size() == 1)) dot.append(node(i));
+        if (!p.materialize[i] && !(into[i].size() == 1)) dot.append(node(i));
     for (std::size_t i = 0; i < p.n; ++i)
         for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
             dot.append("  n").append(std::to_string(p.edges[c])).append(" -> n").append(std::to_string(i));
@@ -220,7 +220,7 @@ constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_s
     std::array<std::size_t, n * max_recomputing_users + 1> stack{};
     std::array<std::size_t, n> read_by{};
     for (std::size_t j = 0; j < n; ++j) {
-        if (!p.materialise[j]) continue;
+        if (!p.materialize[j]) continue;
         c.flops += flops[j + 1];
         c.bytes_written += bytes(j);
         if (p.owner[j] == j) c.temporary_bytes += bytes(j);
@@ -233,7 +233,7 @@ constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_s
                 std::size_t v = p.edges[e];
                 while (alias[v + 1]) v = p.edges[p.first[v]];
                 if (kind[v + 1] == node_kind::constant) continue;
-                if (kind[v + 1] == node_kind::param || p.materialise[v]) {
+                if (kind[v + 1] == node_kind::param || p.materialize[v]) {
                     if (read_by[v] == j + 1) continue;  // one expression reads a stored value once
                     read_by[v] = j + 1;
                     c.bytes_read += bytes(v);
@@ -268,7 +268,7 @@ inline constexpr bool static_kind = kind_of<A>() == arg_kind::static_value || ki
 }  // namespace detail
 
 // The result of kiln::lower (or traced.lower()): the graph with its evaluation plan: which nodes are fused
-// into one Eigen expression, which are materialised into temporaries, and which temporaries are reused.
+// into one Eigen expression, which are materialized into temporaries, and which temporaries are reused.
 // Everything of traced is here too (num_params(), param_paths(), out_info(), ...).
 template <class K>
 class lowered : public traced<K> {
@@ -299,7 +299,7 @@ class lowered : public traced<K> {
                                      plan.first.data(),
                                      plan.edges.data(),
                                      plan.shape_edge.data(),
-                                     plan.materialise.data(),
+                                     plan.materialize.data(),
                                      plan.owner.data(),
                                      plan.live.data(),
                                      plan.outputs.data()};
@@ -312,7 +312,7 @@ public:
 
     // One line per node with what evaluation does with it, e.g.
     //   %3 = tanh %2 : f64[3,4]          ; fused into %4
-    //   %4 = reduce_sum[axes=(0,1)] %3 : f64[]   ; materialised: t1 (8 B)
+    //   %4 = sum[axes=(0,1)] %3 : f64[]   ; materialized: t1 (8 B)
     std::string as_text() const { return render(false, std::make_index_sequence<n>{}); }
     // The same as a Graphviz digraph (render with `dot -Tpng`).
     std::string as_dot() const { return render(true, std::make_index_sequence<n>{}); }

@@ -12,7 +12,7 @@
 #ifndef KILN_TRACED_HPP
 #define KILN_TRACED_HPP
 
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/node.hpp>
 
 #include <type_traits>
 

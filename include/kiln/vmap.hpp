@@ -13,7 +13,7 @@
 //
 // vmap(f) is a function that can be traced again: jit(vmap(f)), vmap(grad(f)) (per-example gradients),
 // grad of a function that calls vmap(f), vmap inside another traced function. It is a graph
-// transformation, not a loop (detail/batching.hpp): f is traced once on one example, and every primitive's
+// transformation, not a loop (detail/transform/vmap.hpp): f is traced once on one example, and every primitive's
 // batching rule turns that graph into the batched one, so the batch is evaluated by whole-matrix Eigen
 // expressions (a matrix-vector product becomes a matrix-matrix product). kiln's values have rank 0 or 2,
 // so an example is a scalar or a vector: a value that would be a matrix per example is a kiln: error.
@@ -21,8 +21,8 @@
 #define KILN_VMAP_HPP
 
 #include <kiln/arguments.hpp>
-#include <kiln/detail/batching.hpp>
-#include <kiln/grad.hpp>
+#include <kiln/detail/transform/bind.hpp>
+#include <kiln/detail/transform/vmap.hpp>
 #include <kiln/jit.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/full.hpp>
@@ -76,7 +76,7 @@ struct unbindable_leaf<vmap_tag<F, Arg, Axis>> {
     using diagnostic = diagnostic::vmap_unmapped_leaf<Where, V>;
 };
 
-// A traced leaf of a mapped argument becomes its slot: one example of it (detail/batching.hpp).
+// A traced leaf of a mapped argument becomes its slot: one example of it (detail/transform/vmap.hpp).
 template <class F, std::size_t Arg, int Axis, class V, std::size_t Leaf, class Where>
     requires traced_value<V>
 struct bind<vmap_tag<F, Arg, Axis>, V, Leaf, Where> {

@@ -19,7 +19,7 @@ struct bump_p {
         static constexpr int rank = A::rank;
         static constexpr long rows = A::rows, cols = A::cols;
         static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = true;
         static constexpr bool checked = true;
     };

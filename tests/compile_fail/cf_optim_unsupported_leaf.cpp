@@ -1,4 +1,4 @@
-// kiln::optim over parameters with an integer leaf: only floating-point tensors and scalars are optimised.
+// kiln::optim over parameters with an integer leaf: only floating-point tensors and scalars are optimized.
 #include <kiln/kiln.hpp>
 
 struct Params {

@@ -7,7 +7,7 @@ int main() {
     Eigen::MatrixXd x = Eigen::MatrixXd::Ones(4, 6);
     std::int64_t start = 1;
 #ifdef KILN_CF_OK
-    auto f = [](auto const& row, auto const&) { return kiln::sum(kiln::cols<1, 2>(row)); };
+    auto f = [](auto const& row, auto const&) { return kiln::sum(kiln::middle_cols<1, 2>(row)); };
 #else
     auto f = [](auto const& row, auto const& i) { return kiln::sum(kiln::dynamic_cols<2>(row, i)); };
 #endif

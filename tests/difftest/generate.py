@@ -61,7 +61,7 @@ def hull(*ivs):
 
 
 def bdim(sa, sb):
-    """kiln's static broadcasting of one axis (detail/elementwise.hpp): a static 1 stretches."""
+    """kiln's static broadcasting of one axis (detail/rules/elementwise.hpp): a static 1 stretches."""
     if sa == 1:
         return sb
     if sb == 1:
@@ -544,13 +544,13 @@ class Program:
         rng = self.rng
         k = rng.randrange(6)
         s0, s1 = rng.randint(0, 2), rng.randint(0, 2)
-        if k == 0:  # rows<s, r>
+        if k == 0:  # middle_rows<s, r>
             x = self.gen(r + s0 + rng.randint(0, 1), c, d, False, need_c1)
-            return self.emit("kiln::rows<%d, %d>(%s)" % (s0, r, x.name), "ref::block(%s, %d, 0, %d, %d)" % (x.name, s0, r, c),
+            return self.emit("kiln::middle_rows<%d, %d>(%s)" % (s0, r, x.name), "ref::block(%s, %d, 0, %d, %d)" % (x.name, s0, r, c),
                              2, r, c, r, x.sc, x.lo, x.hi, "slice_rows")
         if k == 1:
             x = self.gen(r, c + s1 + rng.randint(0, 1), d, need_r1, False)
-            return self.emit("kiln::cols<%d, %d>(%s)" % (s1, c, x.name), "ref::block(%s, 0, %d, %d, %d)" % (x.name, s1, r, c),
+            return self.emit("kiln::middle_cols<%d, %d>(%s)" % (s1, c, x.name), "ref::block(%s, 0, %d, %d, %d)" % (x.name, s1, r, c),
                              2, r, c, x.sr, c, x.lo, x.hi, "slice_cols")
         if k == 2:
             x = self.gen(r + s0 + rng.randint(0, 1), c + s1, d)

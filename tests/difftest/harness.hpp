@@ -319,7 +319,7 @@ inline ::testing::AssertionResult close(M const& a, M const& b, double tol, char
     return ::testing::AssertionSuccess();
 }
 
-// Tolerances. Forward values: the same operations in another order (fused, vectorised), values bounded
+// Tolerances. Forward values: the same operations in another order (fused, vectorized), values bounded
 // by the generator (|x| < ~50 before exp-like primitives). Derivatives against central differences with
 // step h: error ~ h^2 f''' + eps |f| / h.
 inline constexpr double value_tolerance = 1e-9;

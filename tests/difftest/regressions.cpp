@@ -7,13 +7,13 @@ namespace {
 
 // Bug 1 (found by seed 1, case_7; fixed): an elementwise operation between a statically 1 x 1 matrix and a
 // computed rank-0 value did not compile. `c + kiln::sum(u)` with c an Eigen::Matrix<double, 1, 1>:
-//   kiln/detail/eval.hpp:173: error: request for member 'resize' in 'dst', which is of non-class type 'double'
-// (node_eval::materialise: the node's meta says rank 2, 1 x 1, while its slot is a double). The same with
+//   kiln/detail/eval/eval.hpp:173: error: request for member 'resize' in 'dst', which is of non-class type 'double'
+// (node_eval::materialize: the node's meta says rank 2, 1 x 1, while its slot is a double). The same with
 // - a computed scalar on either side, any elementwise primitive (+ * where comparisons), g++ and clang;
 // - a 1 x 1 result of where(bool 1 x 1, scalar, scalar), e.g. inside a gradient;
 // but it compiles with a dynamic 1 x 1 (MatrixXd), a double argument (`c + s`), or a constant (`c + c<1.5>`).
 // Cause: the planner's in-place reuse
-// (detail/graph.hpp, `p.owner[j] = p.owner[i]`) lets a pointwise node j write into the temporary of an
+// (detail/plan/plan.hpp, `p.owner[j] = p.owner[i]`) lets a pointwise node j write into the temporary of an
 // operand i that dies there when rows, cols and dtype match; a rank-0 node counts as 1 x 1, so the 1 x 1
 // matrix node was given the rank-0 node's slot, a double. The rank is now compared too.
 // Expected: the 1 x 1 matrix c(0,0) + sum(u), as with MatrixXd.

@@ -4,14 +4,14 @@
 // An index outside a fixed-size operand (or negative) is a kiln: compile error; outside a dynamic one, a
 // kiln::shape_error before anything is evaluated. No primitive of its own: like x[i] in JAX, it is a
 // 1 x 1 slice and a squeeze (IR `slice[...]` then `squeeze[dimensions=(0,1)]`), and the scalar is
-// materialised, read straight from the operand (or from the fused expression at that one element).
+// materialized, read straight from the operand (or from the fused expression at that one element).
 // Each element is a node of its own, hence a type of its own: declare them one per `auto` (`auto const
 // k0 = at<0>(k); auto const k1 = at<1>(k);`): one `auto` declares values of one type only.
 #ifndef KILN_OPS_AT_HPP
 #define KILN_OPS_AT_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/slice.hpp>
 #include <kiln/ops/squeeze.hpp>
 

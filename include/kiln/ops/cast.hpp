@@ -1,6 +1,6 @@
 // cast<T>(x): x in dtype T, elementwise; T is a kiln dtype (double, float, std::int32_t, std::int64_t,
-// bool), anything else is a kiln: compile error. JAX's convert_element_type: IR
-// `convert_element_type[new_dtype=f32]`, one operation per element. The result is strongly typed (a
+// bool), anything else is a kiln: compile error. JAX's convert_element_type; IR
+// `cast[new_dtype=f32]`, one operation per element. The result is strongly typed (a
 // literal cast to f32 no longer adopts another operand's dtype), and casting a strongly typed value to
 // its own dtype returns it unchanged, as JAX does.
 // Conversions as XLA does them: floating to integer truncates toward zero, NaN gives 0 and values beyond
@@ -9,9 +9,9 @@
 #ifndef KILN_OPS_CAST_HPP
 #define KILN_OPS_CAST_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <limits>
 #include <cstddef>
@@ -42,7 +42,7 @@ inline constexpr attr_text new_dtype_attr = attr_text{}.text("new_dtype=").text(
 namespace ops {
 template <class T>
 struct cast_p {
-    static constexpr std::string_view name = "convert_element_type";
+    static constexpr std::string_view name = "cast";
     static constexpr std::string_view attrs() { return detail::new_dtype_attr<T>.view(); }
 
     template <class A>

@@ -3,15 +3,15 @@
 // number of rows). The dtypes promote together, as jnp.concatenate does. Fixed extents that differ along
 // the other axis are a kiln: compile error; dynamic ones a kiln::shape_error before anything is
 // evaluated, naming the operand that does not fit, what was expected and every operand's shape. No
-// operand, or a scalar one, is a kiln: compile error. Always materialised: each operand is written into
+// operand, or a scalar one, is a kiln: compile error. Always materialized: each operand is written into
 // its block of the temporary. IR `concatenate[dimension=0]`, no cost.
 #ifndef KILN_OPS_CONCATENATE_HPP
 #define KILN_OPS_CONCATENATE_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/batch_spread.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batch_spread.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/slice.hpp>
 
 #include <cstddef>
@@ -58,7 +58,7 @@ struct concatenate_p {
     struct rule : detail::structural_rule<typename detail::promote_all<A...>::type, detail::promote_all<A...>::weak, 2,
                                           shape<A...>(detail::static_extent<A>()...).out.rows,
                                           shape<A...>(detail::static_extent<A>()...).out.cols> {
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool checked = std::conditional_t<
             (sizeof...(A) == 0),
             detail::raise_if<true, diagnostic::wrong_operand_count, concatenate_p, diagnostic::operand_count<1>,
@@ -88,7 +88,7 @@ struct concatenate_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
-    // Batching (detail/batching.hpp): a vector per example, joined from vectors (or 1 x 1 values) end to
+    // Batching (detail/transform/vmap.hpp): a vector per example, joined from vectors (or 1 x 1 values) end to
     // end, is the batches joined across the batch axis (an operand the same for every example repeated).
     template <class... X>
     static constexpr auto batch(auto y, X... x) {

@@ -5,10 +5,10 @@
 #ifndef KILN_OPS_DOT_HPP
 #define KILN_OPS_DOT_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sum.hpp>
@@ -47,7 +47,7 @@ struct dot_p {
         static constexpr int rank = 0;
         static constexpr long rows = 1, cols = 1;
         static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool pointwise = false;
         static constexpr long la = detail::static_length<A>(), lb = detail::static_length<B>();
         static constexpr bool checked =
@@ -85,7 +85,7 @@ struct dot_p {
         if constexpr (K == 0) return dot(t, b);
         else return dot(a, t);
     }
-    // Batching (detail/batching.hpp): both batched, an elementwise product summed along the batch's rows;
+    // Batching (detail/transform/vmap.hpp): both batched, an elementwise product summed along the batch's rows;
     // one batched, a matrix-vector product.
     template <class A, class B>
     static constexpr auto batch(auto, A a, B b) {

@@ -14,8 +14,8 @@
 #ifndef KILN_OPS_DYNAMIC_SLICE_HPP
 #define KILN_OPS_DYNAMIC_SLICE_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>

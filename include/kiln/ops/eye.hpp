@@ -7,8 +7,8 @@
 #ifndef KILN_OPS_EYE_HPP
 #define KILN_OPS_EYE_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <string_view>
 

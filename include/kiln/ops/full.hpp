@@ -10,16 +10,16 @@
 // (or rank-0) x the result does not depend on x at all; for a dynamic x, x is an operand that gives its
 // extents at run time, and only those: x's elements are not computed for it (they are if something else
 // needs them), though x's shape is still checked.
-// One primitive, JAX's broadcast_in_dim of the scalar: IR `broadcast_in_dim[shape=(2,3)
+// One primitive, JAX's broadcast_in_dim of the scalar: IR `full[shape=(2,3)
 // broadcast_dimensions=()] %v` (with `*` for an extent taken from x at run time, then x as a second
 // operand), no cost. Fused into its users as Eigen's Constant().
 #ifndef KILN_OPS_FULL_HPP
 #define KILN_OPS_FULL_HPP
 
 #include <kiln/constant.hpp>
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/cast.hpp>
 
 #include <cstddef>
@@ -40,7 +40,7 @@ namespace ops {
 // the extents at run time (full_like of a dynamic value).
 template <int Rank, long Rows, long Cols, class T, bool Weak>
 struct full_p : detail::derivative_through_operand_0 {
-    static constexpr std::string_view name = "broadcast_in_dim";
+    static constexpr std::string_view name = "full";
     static constexpr std::string_view attrs() { return detail::broadcast_attr<Rank, Rows, Cols>.view(); }
     static constexpr unsigned shape_only_operands = 0b10;  // x of full_like(x, v): its extents only
 
@@ -72,7 +72,7 @@ struct full_p : detail::derivative_through_operand_0 {
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
 
-    // Batching (detail/batching.hpp): a fill that is the same for every example takes the batch's shape
+    // Batching (detail/transform/vmap.hpp): a fill that is the same for every example takes the batch's shape
     // from the batched x of full_like(x, v); a fill batched per example is stretched over one example's
     // shape (one row or column of the batch each).
     template <class V, class... L>

@@ -2,8 +2,8 @@
 #ifndef KILN_OPS_LOG1P_HPP
 #define KILN_OPS_LOG1P_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/div.hpp>
 

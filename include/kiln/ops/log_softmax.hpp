@@ -4,8 +4,8 @@
 #ifndef KILN_OPS_LOG_SOFTMAX_HPP
 #define KILN_OPS_LOG_SOFTMAX_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sub.hpp>
@@ -17,7 +17,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis>
-struct log_softmax_p : detail::normalisation<log_softmax_p<Axis>, Axis> {
+struct log_softmax_p : detail::normalization<log_softmax_p<Axis>, Axis> {
     static constexpr std::string_view name = "log_softmax";
     static constexpr int of_one_element = 0;  // the result along an axis of one element
 

@@ -6,8 +6,8 @@
 #ifndef KILN_OPS_LOGSUMEXP_HPP
 #define KILN_OPS_LOGSUMEXP_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sub.hpp>

@@ -1,12 +1,12 @@
 // matmul: the matrix product a b of an m x k and a k x n operand (vectors are k x 1 or 1 x k).
-// Always materialised: Eigen's GEMM writes it straight into its temporary. An elementwise operand is
-// materialised first (where an operand's dying buffer can hold it), as GEMM would copy it anyway.
+// Always materialized: Eigen's GEMM writes it straight into its temporary. An elementwise operand is
+// materialized first (where an operand's dying buffer can hold it), as GEMM would copy it anyway.
 #ifndef KILN_OPS_MATMUL_HPP
 #define KILN_OPS_MATMUL_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sum.hpp>
 
@@ -37,7 +37,7 @@ struct matmul_p {
         static constexpr int rank = 2;
         static constexpr long rows = A::rows, cols = B::cols;
         static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool pointwise = false;
         static constexpr bool checked =
             std::conditional_t<(A::rank != 2 || B::rank != 2),
@@ -124,7 +124,7 @@ struct matmul_p {
         if constexpr (K == 0) return matmul(t, b);
         else return matmul(a, t);
     }
-    // Batching (detail/batching.hpp): a batch of rows times a matrix is one matrix product, and so is a
+    // Batching (detail/transform/vmap.hpp): a batch of rows times a matrix is one matrix product, and so is a
     // matrix times a batch of columns; a row times a column, both batched, is a dot product per example
     // (an elementwise product summed along the batch's rows). What is left, with the example a vector,
     // has a one-element side: an elementwise product.

@@ -6,15 +6,15 @@
 // Each operand is a scalar: a traced rank-0 value or a compile-time constant (c<V>, the _k literal,
 // std::integral_constant). They promote together as binary operations do (a literal takes the dtype of
 // the traced scalars). A wrong number of operands, or one that is not a scalar, is a kiln: compile error.
-// Always materialised (the elements are written into the fixed-size temporary one by one). IR `matrix`
+// Always materialized (the elements are written into the fixed-size temporary one by one). IR `matrix`
 // (JAX has no single primitive for it: jnp.array of traced scalars broadcasts each one and concatenates
 // them), no cost.
 #ifndef KILN_OPS_MATRIX_HPP
 #define KILN_OPS_MATRIX_HPP
 
-#include <kiln/detail/batch_spread.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batch_spread.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/at.hpp>
 #include <kiln/ops/concatenate.hpp>
 
@@ -31,7 +31,7 @@ struct matrix_p {
     template <class... S>
     struct rule : detail::structural_rule<typename detail::promote_all<S...>::type, detail::promote_all<S...>::weak, 2,
                                           Rows, Cols> {
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool checked = std::conditional_t<
             (sizeof...(S) != static_cast<std::size_t>(Rows * Cols)),
             detail::raise_if<true, diagnostic::wrong_operand_count, matrix_p,
@@ -55,7 +55,7 @@ struct matrix_p {
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }
-    // Batching (detail/batching.hpp): a vector of scalars per example is one column per scalar, side by
+    // Batching (detail/transform/vmap.hpp): a vector of scalars per example is one column per scalar, side by
     // side (a scalar the same for every example is repeated down its column).
     template <class... S>
     static constexpr auto batch(auto y, S... s) {

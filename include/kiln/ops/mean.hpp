@@ -5,8 +5,8 @@
 #ifndef KILN_OPS_MEAN_HPP
 #define KILN_OPS_MEAN_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/sum.hpp>
@@ -17,7 +17,7 @@ namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct mean_p : detail::reduction<mean_p<Axis, KeepDims>, Axis, KeepDims> {
-    static constexpr std::string_view name = "reduce_mean";
+    static constexpr std::string_view name = "mean";
     static constexpr bool floating = true;
     template <class T>
     static constexpr T identity() {  // of an empty reduction: 0 / 0, as JAX (Eigen's mean asserts)

@@ -4,8 +4,8 @@
 #ifndef KILN_OPS_MIN_HPP
 #define KILN_OPS_MIN_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/div.hpp>
@@ -19,7 +19,7 @@ namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct min_p : detail::reduction<min_p<Axis, KeepDims>, Axis, KeepDims> {
-    static constexpr std::string_view name = "reduce_min";
+    static constexpr std::string_view name = "min";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     static constexpr bool keeps_bool = true;  // all of bools, as JAX's min of bools

@@ -2,8 +2,8 @@
 #ifndef KILN_OPS_MINIMUM_HPP
 #define KILN_OPS_MINIMUM_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/where.hpp>
@@ -16,7 +16,7 @@
 namespace kiln {
 namespace ops {
 struct minimum_p : detail::elementwise_binary<minimum_p> {
-    static constexpr std::string_view name = "min";
+    static constexpr std::string_view name = "minimum";
     static constexpr double cost = 1;
     static constexpr bool comparison = false;
     static constexpr bool floating = false;

@@ -2,8 +2,8 @@
 #ifndef KILN_OPS_MUL_HPP
 #define KILN_OPS_MUL_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -13,7 +13,7 @@ namespace ops {
 struct mul_p : detail::elementwise_binary<mul_p> {
     static constexpr std::string_view name = "mul";
     static constexpr double cost = 1;  // flops per element
-    static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
+    static constexpr bool recomputed_when_shared = true;  // see detail/plan/plan.hpp
     static constexpr bool comparison = false;
     static constexpr bool floating = false;
     static constexpr bool folds = true;

@@ -2,8 +2,8 @@
 #ifndef KILN_OPS_NEG_HPP
 #define KILN_OPS_NEG_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/ops/full.hpp>
 
 #include <string_view>
@@ -13,7 +13,7 @@ namespace ops {
 struct neg_p : detail::elementwise_unary<neg_p> {
     static constexpr std::string_view name = "neg";
     static constexpr double cost = 1;
-    static constexpr bool recomputed_when_shared = true;  // see detail/graph.hpp
+    static constexpr bool recomputed_when_shared = true;  // see detail/plan/plan.hpp
     static constexpr bool floating = false;
     static constexpr bool folds = true;
     // Integers wrap around: -INT_MIN is INT_MIN, as in XLA (detail::wrapped, kiln/dtype.hpp).

@@ -1,14 +1,14 @@
 // outer(a, b): the outer product of an n-vector a and an m-vector b (each n x 1 or 1 x n, either
 // orientation): the n x m matrix a_i b_j, as a lazy product Eigen fuses into its users (a and b are
-// materialised first when they are computed, as any operand that is stretched is). The dtype is the
+// materialized first when they are computed, as any operand that is stretched is). The dtype is the
 // operands' promoted one (bools: logical and, as JAX). Operands that cannot be vectors are kiln:
 // compile-time errors, or kiln::shape_error at run time for dynamic extents.
 #ifndef KILN_OPS_OUTER_HPP
 #define KILN_OPS_OUTER_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/transpose.hpp>
 
@@ -40,7 +40,7 @@ struct outer_p {
         static constexpr int rank = 2;
         static constexpr long rows = detail::static_length<A>(), cols = detail::static_length<B>();
         static constexpr unsigned broadcast_mask = 3;  // a is read once per column, b once per row
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = false;
         static constexpr bool checked =
             detail::raise_if<(!detail::maybe_vector<A>() || !detail::maybe_vector<B>()), diagnostic::needs_vector,

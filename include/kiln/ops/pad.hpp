@@ -1,15 +1,15 @@
 // pad and dynamic_pad: zeros of the shape of `like`, with g written at a block. What the derivatives of
 // slice and dynamic_slice are (JAX's pad and dynamic_update_slice of zeros); not meant to be called by
-// users. `like` is read for its extents only. Both are materialised: a zero fill, then a block copy.
+// users. `like` is read for its extents only. Both are materialized: a zero fill, then a block copy.
 //   pad<R0, C0>(g, like)              g at rows R0.., columns C0..      IR: pad[low=(R0,C0)] %g %like
 //   dynamic_pad<Axis>(g, start, like) g from row (Axis 0) or column (Axis 1) `start` on, checked as
 //                                     dynamic_slice checks it         IR: dynamic_pad[axis=A] %g %s %like
 #ifndef KILN_OPS_PAD_HPP
 #define KILN_OPS_PAD_HPP
 
-#include <kiln/detail/batch_spread.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batch_spread.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/dynamic_slice.hpp>
 #include <kiln/ops/slice.hpp>
 
@@ -41,7 +41,7 @@ struct pad_p {
     }
     template <class G, class L>
     struct rule : detail::structural_rule<typename G::scalar, G::weak, 2, L::rows, L::cols> {
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool checked = true;
     };
     template <class G, class L, class Dst, class X>
@@ -57,7 +57,7 @@ struct pad_p {
         }
     }
     static constexpr double flops(detail::extent, detail::extent, detail::extent) { return 0; }
-    // Batching (detail/batching.hpp): an example is a vector, so g goes at an offset along its elements:
+    // Batching (detail/transform/vmap.hpp): an example is a vector, so g goes at an offset along its elements:
     // along the batch's columns (one example per row) or rows.
     template <class G, class L>
     static constexpr auto batch(auto y, G, L) {
@@ -107,7 +107,7 @@ struct dynamic_pad_p {
     }
     template <class G, class S, class L>
     struct rule : detail::structural_rule<typename G::scalar, G::weak, 2, L::rows, L::cols> {
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool checked = true;
     };
     template <class G, class S, class L, class Dst, class X, class I>

@@ -8,8 +8,8 @@
 #ifndef KILN_OPS_POW_HPP
 #define KILN_OPS_POW_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
@@ -89,7 +89,7 @@ struct pow_p : detail::elementwise_binary<pow_p> {
         } else if constexpr (std::is_integral_v<P>) {
             return x.unaryExpr([p](P e) { return detail::integer_power(e, p); });
         } else {
-            return x.pow(p);  // Eigen's vectorised pow
+            return x.pow(p);  // Eigen's vectorized pow
         }
     }
     // d a^b = b a^(b-1) da + log(a) a^b db, with log(a) taken as 0 where a is 0 (as JAX's rule), and

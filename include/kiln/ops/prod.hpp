@@ -4,8 +4,8 @@
 #ifndef KILN_OPS_PROD_HPP
 #define KILN_OPS_PROD_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/div.hpp>
@@ -17,7 +17,7 @@ namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
-    static constexpr std::string_view name = "reduce_prod";
+    static constexpr std::string_view name = "prod";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     template <class T>

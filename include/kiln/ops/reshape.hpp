@@ -9,9 +9,9 @@
 #ifndef KILN_OPS_RESHAPE_HPP
 #define KILN_OPS_RESHAPE_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -71,7 +71,7 @@ struct reshape_p {
     }
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
-    // Batching (detail/batching.hpp): an example and its reshape are vectors with their elements in the
+    // Batching (detail/transform/vmap.hpp): an example and its reshape are vectors with their elements in the
     // same order, so the batch is unchanged.
     template <class X>
     static constexpr auto batch(auto, X) {

@@ -1,5 +1,5 @@
 // shaped_like: the value of a derivative, typed and checked by the shape of the argument it belongs to.
-// shaped_like(d, w, y...) is d's value, unchanged and never copied (an alias, see detail/graph.hpp), with
+// shaped_like(d, w, y...) is d's value, unchanged and never copied (an alias, see detail/plan/plan.hpp), with
 // w's rank and static extents, so the gradient of a VectorXd is a VectorXd even where the derivative's
 // formula has fixed extents. At run time d's extents must be w's (otherwise a kiln::shape_error naming w's
 // argument, or d's when d is an argument itself: a tangent given to jvp). The y operands are read for
@@ -12,9 +12,9 @@
 #ifndef KILN_OPS_SHAPED_LIKE_HPP
 #define KILN_OPS_SHAPED_LIKE_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -26,7 +26,7 @@ namespace ops {
 // Like: whether operand 1 is w.
 template <bool Like>
 struct shaped_like_p : detail::derivative_through_operand_0 {
-    static constexpr std::string_view name = Like ? "shaped_like" : "checked";
+    static constexpr std::string_view name = "shaped_like";
     static constexpr bool alias = true;
     static constexpr unsigned shape_only_operands = ~1u;  // all but d
 
@@ -72,7 +72,7 @@ struct shaped_like_p : detail::derivative_through_operand_0 {
     }
     static constexpr double flops(detail::extent, auto...) { return 0; }
 
-    // Batching (detail/batching.hpp): the derivative's batched value, still checked against the batched
+    // Batching (detail/transform/vmap.hpp): the derivative's batched value, still checked against the batched
     // shapes of the others (read for their extents only); typed by its own batched shape.
     template <class D, class... Y>
     static constexpr auto batch(auto, D, Y...) {

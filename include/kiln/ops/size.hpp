@@ -5,9 +5,9 @@
 #ifndef KILN_OPS_SIZE_HPP
 #define KILN_OPS_SIZE_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstdint>
 #include <string_view>
@@ -40,7 +40,7 @@ struct size_p {
         else return x.ext.rows * x.ext.cols;
     }
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
-    // Batching (detail/batching.hpp): what is not fixed of an example's extents is its length, the batch's
+    // Batching (detail/transform/vmap.hpp): what is not fixed of an example's extents is its length, the batch's
     // extent across the batch axis; the same for every example.
     template <class X>
     static constexpr auto batch(auto, X) {

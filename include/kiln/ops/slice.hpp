@@ -1,20 +1,21 @@
-// Static slices, with compile-time bounds (JAX's lax.slice):
-//   kiln::rows<Start, Count>(x)           rows Start .. Start+Count-1, every column
-//   kiln::cols<Start, Count>(x)           columns Start .. Start+Count-1, every row
-//   kiln::block<Row, Col, Rows, Cols>(x)  Rows x Cols from element (Row, Col), as Eigen's block<Rows, Cols>(Row, Col)
+// Static slices, with compile-time bounds (JAX's lax.slice), named and ordered as Eigen's:
+//   kiln::middle_rows<Start, Count>(x)    rows Start .. Start+Count-1, every column (Eigen's middleRows)
+//   kiln::middle_cols<Start, Count>(x)    columns Start .. Start+Count-1, every row (Eigen's middleCols)
+//   kiln::block<Row, Col, Rows, Cols>(x)  Rows x Cols from element (Row, Col): Eigen's
+//                                         block(startRow, startCol, blockRows, blockCols)
 //   kiln::segment<Start, Count>(v)        Count elements of a vector from Start, as Eigen's segment: v is
 //                                         statically a vector (VectorXd, RowVectorXd, fixed n x 1 or 1 x n)
 // x is rank 2 (a kiln: error for a scalar). A bound outside a fixed-size operand, or negative, is a kiln:
 // compile error; outside a dynamic operand, a kiln::shape_error before anything is evaluated ("[>=6,*]":
 // the operand needs at least 6 rows; only the extents that are too short are given).
 // One primitive: IR `slice[start_indices=(1,0) limit_indices=(3,4)]` (a `*` limit: the operand's whole
-// extent, known at run time), no cost. Never materialised on its own: Eigen reads through the block.
+// extent, known at run time), no cost. Never materialized on its own: Eigen reads through the block.
 #ifndef KILN_OPS_SLICE_HPP
 #define KILN_OPS_SLICE_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -96,7 +97,7 @@ struct slice_p {
     static constexpr auto jvp(auto t, auto, auto) {
         return detail::make_node<slice_p, decltype(t)>();
     }
-    // Batching (detail/batching.hpp): an example is a vector, so its slice is a range of its elements: the
+    // Batching (detail/transform/vmap.hpp): an example is a vector, so its slice is a range of its elements: the
     // same range of the batch's columns (one example per row) or rows (one per column).
     template <class X>
     static constexpr auto batch(auto, X) {
@@ -129,11 +130,11 @@ struct slice_along<1, Start, Count, M> {
 }  // namespace detail
 
 template <long Start, long Count, traced_value X>
-constexpr auto rows(X const&) {
+constexpr auto middle_rows(X const&) {
     return detail::make_node<typename detail::slice_along<0, Start, Count, detail::meta_of_tracer<X>>::type, X>();
 }
 template <long Start, long Count, traced_value X>
-constexpr auto cols(X const&) {
+constexpr auto middle_cols(X const&) {
     return detail::make_node<typename detail::slice_along<1, Start, Count, detail::meta_of_tracer<X>>::type, X>();
 }
 template <long Row, long Col, long Rows, long Cols, traced_value X>

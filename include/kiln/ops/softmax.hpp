@@ -4,8 +4,8 @@
 #ifndef KILN_OPS_SOFTMAX_HPP
 #define KILN_OPS_SOFTMAX_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
@@ -16,7 +16,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis>
-struct softmax_p : detail::normalisation<softmax_p<Axis>, Axis> {
+struct softmax_p : detail::normalization<softmax_p<Axis>, Axis> {
     static constexpr std::string_view name = "softmax";
     static constexpr int of_one_element = 1;  // the result along an axis of one element
 
@@ -30,7 +30,7 @@ struct softmax_p : detail::normalisation<softmax_p<Axis>, Axis> {
         auto d = dst.array();
         for (Eigen::Index j = 0; j < d.cols(); ++j)
             d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)).unaryExpr(detail::exp_or_zero_op<T>{});
-        // no exp here: Eigen vectorises these partial sums either way
+        // no exp here: Eigen vectorizes these partial sums either way
         detail::axis_vector<Axis, T> const inv = detail::reducing<Axis>(d).sum().inverse();
         for (Eigen::Index j = 0; j < d.cols(); ++j) d.col(j) *= detail::for_column<Axis>(inv, j);
     }

@@ -5,9 +5,9 @@
 #ifndef KILN_OPS_SQUEEZE_HPP
 #define KILN_OPS_SQUEEZE_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -44,7 +44,7 @@ struct squeeze_p {
 
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
     // The 1 x 1 operand's cotangent is the scalar's (the passes fill it out to 1 x 1).
-    // Batching (detail/batching.hpp): a 1 x 1 example and its scalar are one element each: the batch is
+    // Batching (detail/transform/vmap.hpp): a 1 x 1 example and its scalar are one element each: the batch is
     // unchanged.
     template <class X>
     static constexpr auto batch(auto, X) {

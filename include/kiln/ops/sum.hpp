@@ -3,8 +3,8 @@
 #ifndef KILN_OPS_SUM_HPP
 #define KILN_OPS_SUM_HPP
 
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/reduction.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/full.hpp>
 #include <kiln/ops/mul.hpp>
@@ -37,7 +37,7 @@ auto wrapping_reduce(V const& v, Reduce reduce) {
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
-    static constexpr std::string_view name = "reduce_sum";
+    static constexpr std::string_view name = "sum";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
     template <class T>

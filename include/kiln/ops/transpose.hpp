@@ -1,11 +1,11 @@
-// transpose: the n x m transpose of an m x n value (a scalar is its own transpose). Never materialised
+// transpose: the n x m transpose of an m x n value (a scalar is its own transpose). Never materialized
 // on its own: Eigen reads through it, and a product with a transposed operand calls GEMM with the
 // transpose flag.
 #ifndef KILN_OPS_TRANSPOSE_HPP
 #define KILN_OPS_TRANSPOSE_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -22,7 +22,7 @@ struct transpose_p {
         static constexpr int rank = A::rank;
         static constexpr long rows = A::cols, cols = A::rows;
         static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = false;
         static constexpr bool checked = true;
     };
@@ -47,7 +47,7 @@ struct transpose_p {
     static constexpr auto jvp(auto t, auto, auto) {
         return transpose(t);
     }
-    // Batching (detail/batching.hpp): an example's transpose has its elements in the same order, and the
+    // Batching (detail/transform/vmap.hpp): an example's transpose has its elements in the same order, and the
     // batch holds each example flattened, so the batch is unchanged.
     template <class X>
     static constexpr auto batch(auto, X) {

@@ -3,8 +3,8 @@
 #ifndef KILN_OPS_WHERE_HPP
 #define KILN_OPS_WHERE_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 
 #include <cstddef>
 #include <string_view>
@@ -13,7 +13,7 @@
 namespace kiln {
 namespace ops {
 struct where_p {
-    static constexpr std::string_view name = "select";
+    static constexpr std::string_view name = "where";
 
     // The extent of a and b together, as a description broadcast_shape accepts.
     template <class A, class B>
@@ -47,7 +47,7 @@ struct where_p {
         static constexpr unsigned broadcast_mask = (detail::stretches<C>(rows, cols) ? 1u : 0u) |
                                                    (detail::stretches<A>(rows, cols) ? 2u : 0u) |
                                                    (detail::stretches<B>(rows, cols) ? 4u : 0u);
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = true;
         static constexpr bool checked =
             std::conditional_t<!std::is_same_v<typename C::scalar, bool>,

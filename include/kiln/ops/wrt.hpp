@@ -1,13 +1,13 @@
 // wrt: marks a value that is differentiated (the argument of kiln::grad, vjp, jvp...). Its value is its
-// operand's, unchanged and never copied (an alias, see detail/graph.hpp), but it is a node of its own, so
+// operand's, unchanged and never copied (an alias, see detail/plan/plan.hpp), but it is a node of its own, so
 // a derivative with respect to it counts only the uses that go through it: a function that also reads
 // the same value another way (a captured tracer, the same value passed twice) is differentiated
 // correctly. Tag says which differentiation and which argument leaf it is. IR: `wrt %0`.
 #ifndef KILN_OPS_WRT_HPP
 #define KILN_OPS_WRT_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
 
 #include <cstddef>
 #include <string_view>

@@ -9,10 +9,10 @@
 //   identity never changes a value's type (int32 * c<1.0> is f64 in JAX, and stays a node).
 //   As in XLA's simplifier, x + 0 is x, so -0.0 + 0 keeps its sign.
 // A primitive opts in by declaring these members; apply must then be constexpr.
-#ifndef KILN_DETAIL_FOLD_HPP
-#define KILN_DETAIL_FOLD_HPP
+#ifndef KILN_DETAIL_IR_FOLD_HPP
+#define KILN_DETAIL_IR_FOLD_HPP
 
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/node.hpp>
 
 #include <type_traits>
 

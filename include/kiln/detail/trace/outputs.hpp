@@ -1,15 +1,15 @@
 // What a traced function returns: a traced value, or a pytree of them (std::tuple, std::pair, std::array,
 // nested as you like). The graph's outputs are its leaves in depth-first order; the result of a call has
-// the same shape with Eigen values and scalars at the leaves (built in detail/eval.hpp).
+// the same shape with Eigen values and scalars at the leaves (built in detail/eval/eval.hpp).
 //
 // The shape (out_leaf, out_tuple, ...) holds leaf counts only, never a node type: it is a template
 // argument of the functions that build the result.
-#ifndef KILN_DETAIL_OUTPUTS_HPP
-#define KILN_DETAIL_OUTPUTS_HPP
+#ifndef KILN_DETAIL_TRACE_OUTPUTS_HPP
+#define KILN_DETAIL_TRACE_OUTPUTS_HPP
 
 #include <kiln/arguments.hpp>
-#include <kiln/detail/meta.hpp>
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/meta.hpp>
+#include <kiln/detail/ir/node.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
@@ -196,6 +196,10 @@ struct build_output<out_array<Element, N>, First> {
         }(std::make_index_sequence<N>{});
     }
 };
+
+// The node types of the leaves of an output pytree (tracers, std::tuple, std::pair, std::array, fields).
+template <class R>
+using output_nodes = typename outputs_of<std::remove_cvref_t<R>>::exprs;
 
 }  // namespace kiln::detail
 

@@ -1,6 +1,6 @@
 // Evaluating a graph with its output written into a given destination, in place: what kiln::optim's update
-// steps run on (m = b1 * m + (1 - b1) * g writes m). kiln's own evaluation (detail/eval.hpp) returns its
-// outputs by value, materialising each into a temporary first; this path writes the one output straight
+// steps run on (m = b1 * m + (1 - b1) * g writes m). kiln's own evaluation (detail/eval/eval.hpp) returns its
+// outputs by value, materializing each into a temporary first; this path writes the one output straight
 // into the caller's object, so a step allocates nothing and reads and writes each element once.
 //
 // The rule that makes it safe when the destination is also an argument (it usually is):
@@ -8,7 +8,7 @@
 //     elements (r, c) of its operands);
 //   - every node fused into that output's Eigen expression is pointwise too, and no operand in it is
 //     stretched (a row or column broadcast to the output);
-//   - every other materialised node is a scalar (rank 0).
+//   - every other materialized node is a scalar (rank 0).
 // So the output's expression reads the arguments element for element, at the element it writes, and
 // anything else it reads (scalars: reductions, run-time hyperparameters) is computed before the output's
 // assignment starts. Eigen evaluates such an assignment element by element (or packet by packet, at the
@@ -22,12 +22,12 @@
 #ifndef KILN_DETAIL_OPTIM_EVAL_HPP
 #define KILN_DETAIL_OPTIM_EVAL_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/eval.hpp>
-#include <kiln/detail/graph.hpp>
+#include <kiln/detail/eval/eval.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/plan/plan.hpp>
+#include <kiln/detail/trace/call.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
-#include <kiln/jit.hpp>
 
 #include <array>
 #include <cstddef>
@@ -56,7 +56,7 @@ struct writes_in_place<K, std::index_sequence<I...>> {
         std::size_t const out = p.outputs[0];
         if (!computed[out + 1] || alias[out + 1] || rank[out + 1] != 2 || !pointwise[out + 1]) return false;
         for (std::size_t j = 0; j < n; ++j)
-            if (j != out && p.materialise[j] && rank[j + 1] != 0) return false;
+            if (j != out && p.materialize[j] && rank[j + 1] != 0) return false;
         // The output's fused expression: out and the computed nodes inlined below it.
         std::array<bool, n> seen{};
         std::array<std::size_t, n> stack{};
@@ -70,7 +70,7 @@ struct writes_in_place<K, std::index_sequence<I...>> {
                 if (p.shape_edge[c]) continue;
                 if (operand_bit(stretched[u + 1], c - p.first[u])) return false;
                 std::size_t const v = p.edges[c];
-                if (computed[v + 1] && !p.materialise[v] && !seen[v]) {
+                if (computed[v + 1] && !p.materialize[v] && !seen[v]) {
                     seen[v] = true;
                     stack[top++] = v;
                 }
@@ -97,15 +97,15 @@ decltype(auto) array_view(Dst& dst) {
 }
 
 // The output's assignment, every call inlined (its expression may read one argument twice, as y * y: one
-// load per element then, as eval.hpp's materialise_inlined).
+// load per element then, as eval.hpp's materialize_inlined).
 template <class K, std::size_t Out, class Dst, class Ctx>
 [[gnu::flatten]] void assign_output(Dst& dst, Ctx& ctx) {
     detail::array_view(dst) = detail::as_array(node_eval<K, Out>::lower(ctx));
 }
 
 template <class K, std::size_t Out, std::size_t I, class Ctx>
-int materialise_before_output(Ctx& ctx) {
-    if constexpr (I != Out) detail::materialise_if<K, I, false>(ctx);
+int materialize_before_output(Ctx& ctx) {
+    if constexpr (I != Out) detail::materialize_if<K, I, false>(ctx);
     return 0;
 }
 
@@ -134,7 +134,7 @@ void run_into(Dst& dst, Args const&... args) {
         typename store_for<K>::type temporaries;
         context<K, std::remove_const_t<decltype(arg_refs)>> ctx{arg_refs, ext, temporaries, nullptr};
         [&]<std::size_t... I>(std::index_sequence<I...>) {
-            [[maybe_unused]] int expand[] = {0, detail::materialise_before_output<K, out, I>(ctx)...};
+            [[maybe_unused]] int expand[] = {0, detail::materialize_before_output<K, out, I>(ctx)...};
         }(std::make_index_sequence<size_of<K>>{});
         detail::assign_output<K, out>(dst, ctx);
     }

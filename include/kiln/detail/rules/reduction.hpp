@@ -3,14 +3,14 @@
 // keepdims=True do: kiln values are scalars or rows x cols, so sum(x, axis<0>) of an m x n matrix is
 // 1 x n and broadcasts straight back against x. With kiln::keepdims<false> the result is a vector in
 // kiln's vector form, a column: sum(x, axis<0>, keepdims<false>) is n x 1 (along axis<1>, m x 1 either way).
-#ifndef KILN_DETAIL_REDUCTION_HPP
-#define KILN_DETAIL_REDUCTION_HPP
+#ifndef KILN_DETAIL_RULES_REDUCTION_HPP
+#define KILN_DETAIL_RULES_REDUCTION_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/make.hpp>
-#include <kiln/detail/node.hpp>
-#include <kiln/ops/cast.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/rules/batching.hpp>
+#include <kiln/ops/cast.hpp>  // the reductions' derivative rules cast (this family builds on that primitive)
 
 #include <cmath>
 #include <cstdint>
@@ -85,7 +85,7 @@ struct reduction {
         static constexpr long cols = Axis == all_axes || Axis == 1 || !KeepDims ? 1 : A::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool pointwise = false;
-        static constexpr bool always_materialise = A::rank != 0;  // a reduction reads its input once, here
+        static constexpr bool always_materialize = A::rank != 0;  // a reduction reads its input once, here
         static constexpr bool checked = raise_if<(Axis != all_axes && A::rank == 0), diagnostic::needs_matrix,
                                                  Derived, operand_description<A>>::ok;
     };
@@ -153,7 +153,7 @@ struct reduction {
 
     static constexpr double flops(extent, extent a) { return static_cast<double>(a.rows * a.cols); }
 
-    // Batching (detail/batching.hpp): one example is a scalar or a vector, so reducing it is reducing the
+    // Batching (detail/transform/vmap.hpp): one example is a scalar or a vector, so reducing it is reducing the
     // batch along its other axis, one result per example; where one element per example is reduced, the
     // result is that element.
     template <class X>
@@ -222,9 +222,9 @@ auto broadcasting(A&& a) {
 }
 
 // exp(x), but exactly 0 where x is so negative that exp(x) is at most a subnormal (below -708 in f64,
-// -87 in f32), -inf included. Eigen 3.4's vectorised exp clamps its argument and returns about 5.6e-309
+// -87 in f32), -inf included. Eigen 3.4's vectorized exp clamps its argument and returns about 5.6e-309
 // (f64) for exp(-inf); softmax of a masked (-inf) entry must be 0, and logsumexp of only -inf entries
-// must be -inf, as in JAX. Vectorised like Eigen's exp, with a compare and a mask per packet; NaN stays
+// must be -inf, as in JAX. Vectorized like Eigen's exp, with a compare and a mask per packet; NaN stays
 // NaN.
 template <class T>
 struct exp_or_zero_op {
@@ -238,7 +238,7 @@ struct exp_or_zero_op {
 };
 
 // Along-axis passes of the softmax family sweep the operand one contiguous column at a time, so each step
-// is one vectorised Eigen loop. (Eigen's rowwise() view of a column-major array goes a row at a time,
+// is one vectorized Eigen loop. (Eigen's rowwise() view of a column-major array goes a row at a time,
 // with scalar exp: over the rows of 1000x100 that was 4-5x slower than the column sweep.) V reads memory
 // directly; Vec is one value per vector along Axis (a row for axis 0, a column for axis 1).
 template <int Axis, class T>
@@ -285,11 +285,11 @@ decltype(auto) for_column(Vec const& vec, Eigen::Index j) {
 template <class A>
 inline constexpr bool direct_access = (int(std::remove_cvref_t<A>::Flags) & Eigen::DirectAccessBit) != 0;
 
-// The rule of primitives that keep their operand's shape and normalise it along an axis (softmax,
-// log_softmax): a floating result (integers are computed as f64), always materialised (they read each
+// The rule of primitives that keep their operand's shape and normalize it along an axis (softmax,
+// log_softmax): a floating result (integers are computed as f64), always materialized (they read each
 // vector twice), and a matrix operand.
 template <class Derived, int Axis>
-struct normalisation {
+struct normalization {
     static_assert(Axis == 0 || Axis == 1);
 
     template <class A>
@@ -300,7 +300,7 @@ struct normalisation {
         static constexpr long rows = A::rows, cols = A::cols;
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool pointwise = false;
-        static constexpr bool always_materialise = true;
+        static constexpr bool always_materialize = true;
         static constexpr bool checked =
             raise_if<(A::rank == 0), diagnostic::needs_matrix, Derived, operand_description<A>>::ok;
     };
@@ -312,7 +312,7 @@ struct normalisation {
 
     static constexpr std::string_view attrs() { return Axis == 0 ? "axes=(0,)" : "axes=(1,)"; }
 
-    // Batching (detail/batching.hpp): along the batch's other axis, one example per row or column; along
+    // Batching (detail/transform/vmap.hpp): along the batch's other axis, one example per row or column; along
     // an axis with one element per example the result is Derived::of_one_element (softmax 1, log_softmax 0).
     template <class X>
     static constexpr auto batch(auto, X) {

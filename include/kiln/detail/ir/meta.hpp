@@ -1,7 +1,7 @@
 // Compile-time helpers shared by the graph passes. Everything here is O(1) or one pack expansion per
 // use: the passes must stay close to linear in the number of distinct nodes (see docs/architecture.md).
-#ifndef KILN_DETAIL_META_HPP
-#define KILN_DETAIL_META_HPP
+#ifndef KILN_DETAIL_IR_META_HPP
+#define KILN_DETAIL_IR_META_HPP
 
 #include <boost/mp11/algorithm.hpp>
 #include <boost/mp11/list.hpp>

@@ -2,11 +2,11 @@
 // concatenate, reshape): the common part of their rules, the promotion of many operands, the
 // compile-time text of their IR attributes, the orientation of static vectors, and the run-time error of
 // an out-of-range dynamic start index.
-#ifndef KILN_DETAIL_STRUCTURAL_HPP
-#define KILN_DETAIL_STRUCTURAL_HPP
+#ifndef KILN_DETAIL_RULES_STRUCTURAL_HPP
+#define KILN_DETAIL_RULES_STRUCTURAL_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/node.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
@@ -28,7 +28,7 @@ struct structural_rule {
     static constexpr int rank = Rank;
     static constexpr long rows = Rank == 0 ? 1 : Rows, cols = Rank == 0 ? 1 : Cols;
     static constexpr unsigned broadcast_mask = 0;
-    static constexpr bool always_materialise = false;
+    static constexpr bool always_materialize = false;
     static constexpr bool pointwise = false;
 };
 
@@ -51,7 +51,7 @@ struct derivative_through_operand_0 {
 // Where a block of `rows` x `cols` starting at `start` begins, for Eigen: at `start`, or at 0 when the block
 // has no elements. An empty block reads and writes nothing wherever it starts, but Eigen's block of a
 // value that has no elements (data() null) still adds its start to the null pointer (undefined
-// behaviour: UBSan stops at "applying non-zero offset to null pointer"), e.g. rows<1, 2> of a 3 x 0 value.
+// behaviour: UBSan stops at "applying non-zero offset to null pointer"), e.g. middle_rows<1, 2> of a 3 x 0 value.
 constexpr long block_start(long start, long rows, long cols) { return rows == 0 || cols == 0 ? 0 : start; }
 
 // The dtype of many operands together (matrix<R, C>, concatenate), as binary operations promote.

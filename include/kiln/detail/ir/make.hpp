@@ -2,13 +2,13 @@
 // It turns each operand into a node type (a traced value's node, or a constant for a compile-time
 // constant), rejects run-time values with a kiln: diagnostic before any graph type is printed, and
 // instantiates the new node's info now, so shape errors surface at the line that wrote the operation.
-// Constant operations and identities are simplified away here (detail/fold.hpp).
-#ifndef KILN_DETAIL_MAKE_HPP
-#define KILN_DETAIL_MAKE_HPP
+// Constant operations and identities are simplified away here (detail/ir/fold.hpp).
+#ifndef KILN_DETAIL_IR_MAKE_HPP
+#define KILN_DETAIL_IR_MAKE_HPP
 
 #include <kiln/arguments.hpp>
 #include <kiln/constant.hpp>
-#include <kiln/detail/fold.hpp>
+#include <kiln/detail/ir/fold.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 

@@ -3,8 +3,8 @@
 // std::get (or hana::at_c) for an element, a structured binding for a field of a plain aggregate,
 // boost::hana::at_key for a member, operator* or get() for an optional or a reference wrapper. Nothing
 // is copied. The path's text ("args[1].w[0]") is a constant built at compile time.
-#ifndef KILN_DETAIL_ACCESS_HPP
-#define KILN_DETAIL_ACCESS_HPP
+#ifndef KILN_DETAIL_TRACE_ACCESS_HPP
+#define KILN_DETAIL_TRACE_ACCESS_HPP
 
 #include <kiln/path.hpp>
 
@@ -25,12 +25,12 @@
 namespace kiln::detail {
 
 template <class A, template <class...> class Template>
-inline constexpr bool is_specialisation_of = false;
+inline constexpr bool is_specialization_of = false;
 template <template <class...> class Template, class... Ts>
-inline constexpr bool is_specialisation_of<Template<Ts...>, Template> = true;
+inline constexpr bool is_specialization_of<Template<Ts...>, Template> = true;
 
 // The fields of a plain aggregate. They are counted as Boost.PFR does (the most values convertible to
-// anything that initialise the aggregate), but here: PFR 1.81's own count crashes g++ 12 (an internal
+// anything that initialize the aggregate), but here: PFR 1.81's own count crashes g++ 12 (an internal
 // compiler error in its noexcept probes) on a struct holding a std::array of Eigen objects. They are read
 // with PFR's structured-binding accessor. Up to 32 fields.
 struct any_field {
@@ -39,14 +39,14 @@ struct any_field {
     constexpr operator T&() const noexcept;  // declared only: used in unevaluated operands
 };
 template <class A, class Seq>
-inline constexpr bool initialisable_from = false;
+inline constexpr bool initializable_from = false;
 template <class A, std::size_t... I>
     requires requires { A{any_field{I}...}; }
-inline constexpr bool initialisable_from<A, std::index_sequence<I...>> = true;
+inline constexpr bool initializable_from<A, std::index_sequence<I...>> = true;
 inline constexpr std::size_t max_fields = 32;
 template <class A, std::size_t... N>
 constexpr std::size_t count_fields(std::index_sequence<N...>) {
-    constexpr bool ok[] = {initialisable_from<A, std::make_index_sequence<N>>...};
+    constexpr bool ok[] = {initializable_from<A, std::make_index_sequence<N>>...};
     std::size_t count = 0;
     for (std::size_t k = 0; k < sizeof...(N); ++k)
         if (ok[k]) count = k;
@@ -92,7 +92,7 @@ template <>
 struct step_into<path::value> {
     template <class V>
     static decltype(auto) get(V const& v) {
-        if constexpr (is_specialisation_of<V, std::reference_wrapper>) return v.get();
+        if constexpr (is_specialization_of<V, std::reference_wrapper>) return v.get();
         else return *v;
     }
 };

@@ -6,11 +6,11 @@
 // column against a matrix). Broadcasting is decided by static extents only: a dynamic extent that
 // happens to be 1 at run time must match exactly, so what is fused and what is checked never depends on
 // run-time data.
-#ifndef KILN_DETAIL_ELEMENTWISE_HPP
-#define KILN_DETAIL_ELEMENTWISE_HPP
+#ifndef KILN_DETAIL_RULES_ELEMENTWISE_HPP
+#define KILN_DETAIL_RULES_ELEMENTWISE_HPP
 
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/node.hpp>
 
 #include <cstddef>
 #include <type_traits>
@@ -100,7 +100,7 @@ struct elementwise_binary {
         static constexpr long rows = rank == 0 ? 1 : check.out.rows, cols = rank == 0 ? 1 : check.out.cols;
         static constexpr unsigned broadcast_mask =
             (stretches<A>(rows, cols) ? 1u : 0u) | (stretches<B>(rows, cols) ? 2u : 0u);
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = true;  // element (r, c) reads only elements (r, c)
         static constexpr bool checked =
             raise_if<(check.bad_operand >= 0), diagnostic::incompatible_shapes, Derived, operand_description<A>,
@@ -128,7 +128,7 @@ struct elementwise_binary {
 
     // Derivatives, from Derived's chain<K>(g, a, b, y): g times the partial derivative of y = op(a, b) with
     // respect to operand K, as a traced value. The same product serves both modes (g is y's cotangent, or
-    // operand K's tangent), since the partial is a pointwise factor; the passes in detail/autodiff.hpp sum
+    // operand K's tangent), since the partial is a pointwise factor; the passes in detail/transform/autodiff.hpp sum
     // a cotangent back over what operand K was stretched along. Comparisons have none.
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto y, auto a, auto b) {
@@ -154,7 +154,7 @@ struct elementwise_unary {
         static constexpr int rank = A::rank;
         static constexpr long rows = A::rows, cols = A::cols;
         static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialise = false;
+        static constexpr bool always_materialize = false;
         static constexpr bool pointwise = true;  // element (r, c) reads only elements (r, c)
         static constexpr bool checked = true;
     };

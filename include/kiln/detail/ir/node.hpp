@@ -5,10 +5,10 @@
 // info<N> is the memoised description of node N: dtype, rank, static extents, and its topological
 // list (every distinct node it depends on, children first, N last). It is instantiated once, when the
 // node is created by an operation, so no pass ever recurses through the graph.
-#ifndef KILN_DETAIL_NODE_HPP
-#define KILN_DETAIL_NODE_HPP
+#ifndef KILN_DETAIL_IR_NODE_HPP
+#define KILN_DETAIL_IR_NODE_HPP
 
-#include <kiln/detail/meta.hpp>
+#include <kiln/detail/ir/meta.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
@@ -92,7 +92,7 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     static constexpr long rows = Rows, cols = Cols;
     static constexpr bool weak = false;
     static constexpr unsigned broadcast_mask = 0;
-    static constexpr bool always_materialise = false;
+    static constexpr bool always_materialize = false;
     static constexpr bool pointwise = false;
     using path = Path;
     using origin = typename path_origin<Path>::type;
@@ -135,7 +135,7 @@ struct info<constant<Value>> {
     static constexpr long rows = 1, cols = 1;
     static constexpr bool weak = true;  // a literal adopts the dtype of what it meets
     static constexpr unsigned broadcast_mask = 0;
-    static constexpr bool always_materialise = false;
+    static constexpr bool always_materialize = false;
     static constexpr bool pointwise = false;
     using origin = diagnostic::intermediate;
     using operand_meta = meta<scalar, 0, 1, 1, true>;
@@ -145,7 +145,7 @@ struct info<constant<Value>> {
 
 // An interior node: its primitive's rule, given its operands' metas, supplies dtype, rank, extents,
 // which operands it broadcasts (bit k: operand k is a row or column stretched to the result) and
-// whether it is always materialised (reductions, matmul). The node adds only types: no static data
+// whether it is always materialized (reductions, matmul). The node adds only types: no static data
 // member of its own, so nothing named after the node is ever instantiated (the kind is a base's).
 struct computed_node {
     static constexpr node_kind kind = node_kind::computed;
@@ -184,7 +184,7 @@ using operand_description =
                         std::conditional_t<I::rank == 0, diagnostic::scalar_shape,
                                            diagnostic::shape<I::rows, I::cols>>>;
 
-// No derivative: what a differentiation rule returns for an operand that has none (detail/autodiff.hpp).
+// No derivative: what a differentiation rule returns for an operand that has none (detail/transform/autodiff.hpp).
 struct zero {};
 
 // Part `part` of `parts` of n items, for splitting a node across threads: its first item and its size.

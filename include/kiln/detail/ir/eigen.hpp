@@ -1,9 +1,9 @@
-// The Eigen side of lowering: views that never copy, casts, and the storage type of a materialised node.
-// Values flowing through lowering are either references to plain objects (arguments, materialised
+// The Eigen side of lowering: views that never copy, casts, and the storage type of a materialized node.
+// Values flowing through lowering are either references to plain objects (arguments, materialized
 // temporaries), Eigen expressions held by value (which hold plain objects by reference and nested
 // expressions by value, so nothing dangles), or scalars.
-#ifndef KILN_DETAIL_EIGEN_HPP
-#define KILN_DETAIL_EIGEN_HPP
+#ifndef KILN_DETAIL_IR_EIGEN_HPP
+#define KILN_DETAIL_IR_EIGEN_HPP
 
 #include <Eigen/Core>
 
@@ -42,7 +42,7 @@ decltype(auto) cast_to(X const& x) {
     else return x.template cast<R>();
 }
 
-// Where a materialised node lives: a scalar, or a matrix with the node's static extents.
+// Where a materialized node lives: a scalar, or a matrix with the node's static extents.
 template <class Info>
 using storage_t = std::conditional_t<Info::rank == 0, typename Info::scalar,
                                      Eigen::Matrix<typename Info::scalar, static_cast<int>(Info::rows),

@@ -1,19 +1,19 @@
 // Evaluating a graph with Eigen: a straight-line program over the plan.
 // 1. Extents: every node's run-time extents, in topological order, each from its operands' by its
 //    primitive's shape rule; a mismatch throws kiln::shape_error before anything is computed.
-// 2. Materialised nodes, in topological order: each is one Eigen assignment into its temporary, whose
+// 2. Materialized nodes, in topological order: each is one Eigen assignment into its temporary, whose
 //    right-hand side fuses every single-use elementwise node below it.
 // 3. Outputs: moved out of their temporaries.
 // Every call that carries graph types is qualified (detail::...), so argument-dependent lookup never
 // walks a graph type.
-#ifndef KILN_DETAIL_EVAL_HPP
-#define KILN_DETAIL_EVAL_HPP
+#ifndef KILN_DETAIL_EVAL_EVAL_HPP
+#define KILN_DETAIL_EVAL_EVAL_HPP
 
-#include <kiln/detail/args.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/graph.hpp>
-#include <kiln/detail/node.hpp>
-#include <kiln/detail/outputs.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/plan/plan.hpp>
+#include <kiln/detail/trace/args.hpp>
+#include <kiln/detail/trace/outputs.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/env.hpp>
 #include <kiln/errors.hpp>
@@ -44,7 +44,7 @@ template <class K>
 inline constexpr bool eager_plan = requires { requires K::eager; };
 template <class K>
 inline constexpr auto plan_of = planner<typename K::graph>::make(eager_plan<K>);
-// K's graph with every node materialised (kiln::env::eager).
+// K's graph with every node materialized (kiln::env::eager).
 template <class K>
 struct eager_key {
     using graph = typename K::graph;
@@ -55,7 +55,7 @@ inline constexpr std::size_t size_of = boost::mp11::mp_size<typename K::graph::n
 template <class K, std::size_t I>
 using meta_at = typename info<node_of<K, I>>::operand_meta;
 
-// The temporaries: one member per materialised node, none for the others.
+// The temporaries: one member per materialized node, none for the others.
 template <std::size_t I, class T>
 struct slot {
     T value{};
@@ -73,7 +73,7 @@ template <class K, class Seq = std::make_index_sequence<size_of<K>>>
 struct store_for;
 template <class K, std::size_t... I>
 struct store_for<K, std::index_sequence<I...>> {
-    using type = store<std::conditional_t<plan_of<K>.materialise[I] && plan_of<K>.owner[I] == I,
+    using type = store<std::conditional_t<plan_of<K>.materialize[I] && plan_of<K>.owner[I] == I,
                                           slot<I, storage_t<meta_at<K, I>>>, no_slot<I>>...>;
 };
 
@@ -155,7 +155,7 @@ inline constexpr std::size_t arity_of = plan_of<K>.first[I + 1] - plan_of<K>.fir
 template <class K, std::size_t I, std::size_t J>
 inline constexpr std::size_t operand_of = plan_of<K>.edges[plan_of<K>.first[I] + J];
 
-// Node I with its operands: its shape rule, its fused expression and its materialisation.
+// Node I with its operands: its shape rule, its fused expression and its materialization.
 template <class K, std::size_t I, class Seq = std::make_index_sequence<arity_of<K, I>>>
 struct node_eval;
 template <class K, std::size_t I, std::size_t... J>
@@ -180,7 +180,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
                                                                               node_eval::operand<J>(ctx)...);
     }
     template <class Ctx>
-    static void materialise(Ctx& ctx) {
+    static void materialize(Ctx& ctx) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
         if constexpr (requires {
                           primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
@@ -198,8 +198,8 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     // The same, with every call inside inlined: for nodes whose expression reads a stored value twice
     // (plan.rereads), so the compiler sees one object and loads it once per element.
     template <class Ctx>
-    [[gnu::flatten]] static void materialise_inlined(Ctx& ctx) {
-        node_eval::materialise(ctx);
+    [[gnu::flatten]] static void materialize_inlined(Ctx& ctx) {
+        node_eval::materialize(ctx);
     }
     template <std::size_t N>
     static constexpr double flops(std::array<extent, N> const& ext) {
@@ -237,7 +237,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     }
     // Part `part` of `parts`; the destination has been sized by the caller (not for reductions).
     template <class Ctx>
-    static void materialise_part(Ctx& ctx, int part, int parts) {
+    static void materialize_part(Ctx& ctx, int part, int parts) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
         extent const out = ctx.ext[I];
         if constexpr (split_for<Ctx>() == split_kind::assign) {
@@ -269,7 +269,7 @@ decltype(auto) value(Ctx& ctx) {
     if constexpr (In::kind == node_kind::param) return detail::param_value<typename In::path, meta_at<K, I>>(ctx.args);
     else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
     else if constexpr (is_alias<node_of<K, I>>::value) return detail::value<K, operand_of<K, I, 0>>(ctx);
-    else if constexpr (plan_of<K>.materialise[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
+    else if constexpr (plan_of<K>.materialize[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     else return node_eval<K, I>::lower(ctx);
 }
 
@@ -379,8 +379,8 @@ auto output_value(Ctx& ctx) {
     constexpr std::size_t r = detail::alias_root<K, i>();  // an output's temporary: its own or its alias's
     using M = meta_at<K, i>;
     using R = result_t<M>;
-    if constexpr (plan.materialise[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
-    else if constexpr (plan.materialise[r]) return R(detail::slot_get<plan.owner[r]>(ctx.store));
+    if constexpr (plan.materialize[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
+    else if constexpr (plan.materialize[r]) return R(detail::slot_get<plan.owner[r]>(ctx.store));
     else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
     else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }
@@ -392,7 +392,7 @@ auto collect_outputs(Ctx& ctx) {
         [&](auto index) { return detail::output_value<K, decltype(index)::value>(ctx); });
 }
 
-// debug_nans: the first NaN or Inf of a materialised node, named as as_text() shows it
+// debug_nans: the first NaN or Inf of a materialized node, named as as_text() shows it
 // ("%5 = log %4 : f64[3,1]"). The line is built here from plain values, not by a function per node.
 struct node_text {
     std::size_t node;
@@ -508,7 +508,7 @@ void check_finite(Ctx& ctx) {
 #ifdef KILN_THREADS
 // Node I evaluated across the pool's threads, when it is large enough.
 template <class K, std::size_t I, class Ctx>
-bool materialise_split(Ctx& ctx) {
+bool materialize_split(Ctx& ctx) {
     using E = node_eval<K, I>;
     using M = meta_at<K, I>;
     // A fixed-size node too small to split gets no parallel code at all.
@@ -534,7 +534,7 @@ bool materialise_split(Ctx& ctx) {
         } else {
             if (out.rows * out.cols < 2L * parts) return false;
             detail::slot_get<plan_of<K>.owner[I]>(ctx.store).resize(out.rows, out.cols);
-            detail::parallel_for(*pool, parts, [&](int p) { E::materialise_part(ctx, p, parts); });
+            detail::parallel_for(*pool, parts, [&](int p) { E::materialize_part(ctx, p, parts); });
         }
         return true;
     }
@@ -546,20 +546,20 @@ bool materialise_split(Ctx& ctx) {
 // ctx.environment after each node, the pose residual (bench_forward) took 54.6 ns instead of 48.0; with this
 // chain compiled in beside the plain one, 54 ns too (each node's code gets a second caller), hence the macros.
 template <class K, std::size_t I, bool Checked, class Ctx>
-int materialise_if(Ctx& ctx) {
+int materialize_if(Ctx& ctx) {
     // Fixed-size assignments are unrolled and inlined by Eigen anyway: flattening them only costs
     // compile time (30% at 400 nodes of 8x8).
     constexpr bool fixed = meta_at<K, I>::rows >= 0 && meta_at<K, I>::cols >= 0;
-    if constexpr (plan_of<K>.materialise[I]) {
+    if constexpr (plan_of<K>.materialize[I]) {
 #ifdef KILN_THREADS
         if constexpr (Checked && !eager_plan<K>)
-            if (detail::materialise_split<K, I>(ctx)) {
+            if (detail::materialize_split<K, I>(ctx)) {
                 if (ctx.environment->debug_nans) detail::check_finite<K, I>(ctx);
                 return 0;
             }
 #endif
-        if constexpr (plan_of<K>.rereads[I] && !fixed) node_eval<K, I>::materialise_inlined(ctx);
-        else node_eval<K, I>::materialise(ctx);
+        if constexpr (plan_of<K>.rereads[I] && !fixed) node_eval<K, I>::materialize_inlined(ctx);
+        else node_eval<K, I>::materialize(ctx);
         if constexpr (Checked)
             if (ctx.environment->debug_nans) detail::check_finite<K, I>(ctx);
     }
@@ -567,8 +567,8 @@ int materialise_if(Ctx& ctx) {
 }
 
 template <class K, bool Checked, std::size_t... I, class Ctx>
-void materialise_all(Ctx& ctx, std::index_sequence<I...>) {
-    [[maybe_unused]] int expand[] = {0, detail::materialise_if<K, I, Checked>(ctx)...};
+void materialize_all(Ctx& ctx, std::index_sequence<I...>) {
+    [[maybe_unused]] int expand[] = {0, detail::materialize_if<K, I, Checked>(ctx)...};
 }
 
 #ifdef KILN_DEBUG_NANS
@@ -581,7 +581,7 @@ template <class K, class Args>
     env const checked{.debug_nans = true};
     auto const temporaries = std::make_unique<typename store_for<E>::type>();
     context<E, Args> eager{ctx.args, ctx.ext, *temporaries, &checked};
-    detail::materialise_all<E, true>(eager, std::make_index_sequence<size_of<K>>{});
+    detail::materialize_all<E, true>(eager, std::make_index_sequence<size_of<K>>{});
 }
 #endif
 
@@ -600,7 +600,7 @@ struct allocates;
 template <class K, std::size_t... I>
 struct allocates<K, std::index_sequence<I...>> {
     static constexpr bool check() {
-        constexpr bool heap[] = {false, (plan_of<K>.materialise[I] && plan_of<K>.owner[I] == I &&
+        constexpr bool heap[] = {false, (plan_of<K>.materialize[I] && plan_of<K>.owner[I] == I &&
                                          meta_at<K, I>::rank == 2 && (meta_at<K, I>::rows < 0 || meta_at<K, I>::cols < 0))...};
         for (bool h : heap)
             if (h) return true;
@@ -613,10 +613,10 @@ template <class K, class Args, class Store>
 auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries, env const* e) {
     context<K, Args> ctx{arg_refs, ext, temporaries, e};
 #if defined(KILN_DEBUG_NANS) || defined(KILN_THREADS)
-    if (e != nullptr) detail::materialise_all<K, true>(ctx, std::make_index_sequence<size_of<K>>{});
+    if (e != nullptr) detail::materialize_all<K, true>(ctx, std::make_index_sequence<size_of<K>>{});
     else
 #endif
-        detail::materialise_all<K, false>(ctx, std::make_index_sequence<size_of<K>>{});
+        detail::materialize_all<K, false>(ctx, std::make_index_sequence<size_of<K>>{});
     return detail::collect_outputs<K>(ctx);
 }
 
@@ -632,8 +632,8 @@ auto run_in(env const* e, Args const&... args);
         "docs/stages.md)"));
 }
 
-// Whether some materialised node of K may be split across threads: its extents are dynamic, or fixed and
-// large (materialise_split decides at run time). A loop over a table, not a fold expression.
+// Whether some materialized node of K may be split across threads: its extents are dynamic, or fixed and
+// large (materialize_split decides at run time). A loop over a table, not a fold expression.
 template <class K, class Seq = std::make_index_sequence<size_of<K>>>
 struct may_split;
 template <class K, std::size_t... I>
@@ -641,7 +641,7 @@ struct may_split<K, std::index_sequence<I...>> {
     template <std::size_t J>
     static constexpr bool node() {
         using M = meta_at<K, J>;
-        if constexpr (!plan_of<K>.materialise[J]) return false;
+        if constexpr (!plan_of<K>.materialize[J]) return false;
         else if constexpr (!node_eval<K, J>::all_static || M::rows < 0 || M::cols < 0) return true;
         else return node_eval<K, J>::static_flops() >= parallel_min_work || M::rows * M::cols >= parallel_min_work;
     }

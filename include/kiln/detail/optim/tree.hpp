@@ -1,14 +1,14 @@
 // The leaves of a pytree for kiln::optim: the parameters, gradients, moments and updates an optimizer walks
 // leaf by leaf. Nothing new is flattened here: the leaves and their paths are the graph parameters kiln's
-// argument rules (detail/args.hpp) give the pytree as argument 0, and a leaf is reached by its path
-// (detail/access.hpp), by reference.
+// argument rules (detail/trace/args.hpp) give the pytree as argument 0, and a leaf is reached by its path
+// (detail/trace/access.hpp), by reference.
 #ifndef KILN_DETAIL_OPTIM_TREE_HPP
 #define KILN_DETAIL_OPTIM_TREE_HPP
 
-#include <kiln/detail/access.hpp>
-#include <kiln/detail/args.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/eval.hpp>
+#include <kiln/detail/eval/eval.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/trace/access.hpp>
+#include <kiln/detail/trace/args.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
@@ -62,7 +62,7 @@ template <class Rules, bool Owning>
 struct children_leaves;
 template <class... Rules, bool Owning>
 struct children_leaves<mp_list<Rules...>, Owning> : leaves_concat<tree_leaves<Rules, Owning>...> {};
-// A container (tuple, plain aggregate, Hana struct or map: detail/args.hpp's container_rule): its children's.
+// A container (tuple, plain aggregate, Hana struct or map: detail/trace/args.hpp's container_rule): its children's.
 template <class A, class Site, arg_kind Kind, bool Owning>
     requires requires { typename arg_rule<A, Site, Kind>::fold; }
 struct tree_leaves<arg_rule<A, Site, Kind>, Owning>

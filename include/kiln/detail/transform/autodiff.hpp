@@ -15,18 +15,18 @@
 //   template <std::size_t K> static constexpr auto vjp(auto ct, auto y, auto... x);   // cotangent of x_K
 //   template <std::size_t K> static constexpr auto jvp(auto t, auto y, auto... x);    // tangent of y from x_K's
 // on tracers (ct and t have the shapes of y and x_K), returning a tracer or detail::zero when the operand
-// has no derivative. Elementwise primitives write only their partial derivatives (detail/elementwise.hpp).
+// has no derivative. Elementwise primitives write only their partial derivatives (detail/rules/elementwise.hpp).
 //
 // Each adjoint is a class template instantiated once per (pass, node), in reverse order by one pack
 // expansion, so no instantiation recurses through the graph.
-#ifndef KILN_DETAIL_AUTODIFF_HPP
-#define KILN_DETAIL_AUTODIFF_HPP
+#ifndef KILN_DETAIL_TRANSFORM_AUTODIFF_HPP
+#define KILN_DETAIL_TRANSFORM_AUTODIFF_HPP
 
-#include <kiln/detail/elementwise.hpp>
-#include <kiln/detail/meta.hpp>
-#include <kiln/detail/node.hpp>
-#include <kiln/detail/reduction.hpp>
-#include <kiln/detail/structural.hpp>
+#include <kiln/detail/ir/meta.hpp>
+#include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/rules/elementwise.hpp>
+#include <kiln/detail/rules/reduction.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/full.hpp>
@@ -43,7 +43,7 @@
 
 namespace kiln::detail {
 
-// zero (detail/elementwise.hpp): no derivative (an operand that does not depend on what is
+// zero (detail/rules/elementwise.hpp): no derivative (an operand that does not depend on what is
 // differentiated, or has no derivative).
 template <class T>
 inline constexpr bool is_zero = std::is_same_v<T, zero>;

@@ -8,14 +8,14 @@
 // of its first optional, and which optionals are present in the graph being traced (Mask).
 //
 // At run time nothing is converted: a parameter's path walks the caller's objects by reference
-// (detail/access.hpp) and binds the leaf without a copy (detail/eval.hpp).
-#ifndef KILN_DETAIL_ARGS_HPP
-#define KILN_DETAIL_ARGS_HPP
+// (detail/trace/access.hpp) and binds the leaf without a copy (detail/eval/eval.hpp).
+#ifndef KILN_DETAIL_TRACE_ARGS_HPP
+#define KILN_DETAIL_TRACE_ARGS_HPP
 
 #include <kiln/arguments.hpp>
-#include <kiln/detail/access.hpp>
-#include <kiln/detail/eigen.hpp>
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/trace/access.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
@@ -97,14 +97,14 @@ concept untraced_argument =
     std::is_same_v<A, char const*> || std::is_same_v<A, char*> ||
     (std::is_array_v<A> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<A>>, char>);
 template <class A>
-concept optional_argument = is_specialisation_of<A, std::optional>;
+concept optional_argument = is_specialization_of<A, std::optional>;
 // std::reference_wrapper<T> (std::cref(x), e.g. as a value of a boost::hana::map): T, bound through it.
 template <class A>
-concept reference_argument = is_specialisation_of<A, std::reference_wrapper>;
+concept reference_argument = is_specialization_of<A, std::reference_wrapper>;
 template <class A>
 concept none_argument = std::is_same_v<A, std::nullopt_t> || std::is_same_v<A, none_t>;
 template <class A>
-concept tuple_argument = is_specialisation_of<A, std::tuple> || is_specialisation_of<A, std::pair> ||
+concept tuple_argument = is_specialization_of<A, std::tuple> || is_specialization_of<A, std::pair> ||
                          is_std_array<A> || std::is_same_v<boost::hana::tag_of_t<A>, boost::hana::tuple_tag>;
 template <class A>
 concept hana_struct_argument = boost::hana::Struct<A>::value;
@@ -329,7 +329,7 @@ template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::tuple>
     : container_rule<A, Site, typename tuple_children<A>::type, std_tuple_of> {};
 
-// A plain aggregate: kiln::fields of the converted fields, by position (detail/access.hpp).
+// A plain aggregate: kiln::fields of the converted fields, by position (detail/trace/access.hpp).
 template <class A, class Seq = std::make_index_sequence<field_count<A>>>
 struct aggregate_children;
 template <class A, std::size_t... K>

@@ -1,15 +1,14 @@
-// The graph of a traced function and its evaluation plan, both computed at compile time.
+// The evaluation plan of a graph (detail/ir/graph.hpp), computed at compile time.
 //
-// graph<Nodes, Outputs, NumArgs>: the distinct nodes the outputs depend on, in topological order with
-// the parameters first (in argument order), so unused arguments are pruned by construction.
 // planner<G>::make(): a constant table (a flat array of operand indices, use counts, and per node whether it is
-// materialised into a temporary or fused into its single user's Eigen expression). The passes are one
+// materialized into a temporary or fused into its single user's Eigen expression). The passes are one
 // pack expansion each over the node list, with no recursion through the graph.
-#ifndef KILN_DETAIL_GRAPH_HPP
-#define KILN_DETAIL_GRAPH_HPP
+#ifndef KILN_DETAIL_PLAN_PLAN_HPP
+#define KILN_DETAIL_PLAN_PLAN_HPP
 
-#include <kiln/detail/meta.hpp>
-#include <kiln/detail/node.hpp>
+#include <kiln/detail/ir/graph.hpp>
+#include <kiln/detail/ir/meta.hpp>
+#include <kiln/detail/ir/node.hpp>
 #include <kiln/dtype.hpp>
 
 #include <boost/mp11/algorithm.hpp>
@@ -19,18 +18,8 @@
 
 namespace kiln::detail {
 
-// OutputTree: the pytree shape of the result (detail/pytree.hpp: out_leaf, out_tuple, ...), whose leaves
-// are Outputs in order. It holds no node type.
-template <class Nodes, class Outputs, std::size_t NumArgs, class OutputTree>
-struct graph {
-    using nodes = Nodes;
-    using outputs = Outputs;
-    static constexpr std::size_t num_args = NumArgs;
-    using output_tree = OutputTree;
-};
-
 // Whether a primitive reads its operands from memory (matmul: Eigen's GEMM evaluates an expression
-// operand into a temporary of its own). Such a node's elementwise operands are materialised by kiln
+// operand into a temporary of its own). Such a node's elementwise operands are materialized by kiln
 // instead, so the temporary can be an operand's that dies there (buffer reuse) and no extra buffer is live.
 // Asked of the primitive, never of a node's info: clang records a failed requirement with the text of
 // its types, and a node's name is exponential in the depth of a shared graph (measured: the 30-level
@@ -68,34 +57,13 @@ struct recomputed_when_shared<node<P, Children...>> : primitive_recomputed<P> {}
 inline constexpr int max_recomputing_users = 4;
 
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
-// differentiated argument). An alias is never materialised; its uses are its operand's.
+// differentiated argument). An alias is never materialized; its uses are its operand's.
 template <class P>
 struct primitive_is_alias : std::bool_constant<requires { requires P::alias; }> {};
 template <class N>
 struct is_alias : std::false_type {};
 template <class P, class... Children>
 struct is_alias<node<P, Children...>> : primitive_is_alias<P> {};
-
-template <class N>
-using is_param_node = std::bool_constant<info<N>::kind == node_kind::param>;
-// Parameters in argument order, and within an argument in the depth-first order of its pytree.
-template <class A, class B>
-using param_before = std::bool_constant<(info<A>::path::index < info<B>::path::index ||
-                                         (info<A>::path::index == info<B>::path::index &&
-                                          info<A>::path::leaf < info<B>::path::leaf))>;
-
-template <class Outputs, std::size_t NumArgs, class OutputTree>
-struct make_graph;
-template <class... Outputs, std::size_t NumArgs, class OutputTree>
-struct make_graph<mp_list<Outputs...>, NumArgs, OutputTree> {
-    using all = typename topo_union_all<typename info<Outputs>::topo...>::type;
-    using params = boost::mp11::mp_sort<boost::mp11::mp_copy_if<all, is_param_node>, param_before>;
-    using type = graph<boost::mp11::mp_append<params, boost::mp11::mp_remove_if<all, is_param_node>>,
-                       mp_list<Outputs...>, NumArgs, OutputTree>;
-};
-
-template <class G, std::size_t I>
-using node_at = boost::mp11::mp_at_c<typename G::nodes, I>;
 
 template <std::size_t N, std::size_t E, std::size_t O>
 struct plan_data {
@@ -104,13 +72,13 @@ struct plan_data {
     std::array<bool, (E > 0 ? E : 1)> shape_edge{};  // the edge reads the operand's extents only
     std::array<int, N> uses{};                     // how many operand slots read node j
     std::array<bool, N> broadcast{};               // node j is stretched by some user
-    std::array<bool, N> materialise{};             // node j is computed once into a temporary
+    std::array<bool, N> materialize{};             // node j is computed once into a temporary
     std::array<std::size_t, O> outputs{};          // node of each output
     std::array<int, N> output_uses{};              // how many outputs are node j
     std::array<std::size_t, N> owner{};            // whose temporary node j is written into
     std::array<bool, N> rereads{};                 // node j's fused expression reads some value twice
     std::array<bool, N> live{};                    // some output needs node j's value (not only its extents)
-    std::size_t num_params = 0, num_materialised = 0, num_buffers = 0;
+    std::size_t num_params = 0, num_materialized = 0, num_buffers = 0;
 };
 
 template <class G>
@@ -136,7 +104,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         [[maybe_unused]] int expand[] = {0, (p.edges[k++] = position_in<Ch, map>::value, 0)...};
     }
 
-    // Buffer reuse: a materialised pointwise node j writes into the temporary of an operand i that dies
+    // Buffer reuse: a materialized pointwise node j writes into the temporary of an operand i that dies
     // with it: every use of i is inside j's fused expression, read element for element (only pointwise
     // primitives, i never stretched), i is no output, and both have the same storage. Eigen evaluates
     // such an assignment in place correctly, so y = y*y + y needs one buffer, not one per step.
@@ -152,7 +120,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
         for (std::size_t j = 0; j < n; ++j) {
-            if (!p.materialise[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
+            if (!p.materialize[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
             // j's fused expression: j and the inline nodes below it (a tree, but for recomputed nodes,
             // which may appear more than once and whose stored operands other expressions read too: no
             // buffer reuse then).
@@ -165,7 +133,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                     std::size_t const v = p.edges[c];
                     if (kind[v] != node_kind::computed || p.shape_edge[c]) continue;
-                    if (p.materialise[v]) {
+                    if (p.materialize[v]) {
                         if (seen[v] != j + 1) {
                             seen[v] = j + 1;
                             reads[v] = 0;
@@ -191,17 +159,17 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 break;
             }
         }
-        for (std::size_t i = 0; i < n; ++i) p.num_buffers += p.materialise[i] && p.owner[i] == i;
+        for (std::size_t i = 0; i < n; ++i) p.num_buffers += p.materialize[i] && p.owner[i] == i;
     }
 
-    // A materialised node whose fused expression reads one stored value (an argument or a temporary)
+    // A materialized node whose fused expression reads one stored value (an argument or a temporary)
     // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
     // out-of-line assignment loop the reads are distinct references and each costs a load per element.
     static constexpr void find_rereads(data& p, node_kind const* kind) {
         std::array<std::size_t, n * max_recomputing_users + 1> cluster{};
         std::array<std::size_t, n> seen{};
         for (std::size_t j = 0; j < n; ++j) {
-            if (!p.materialise[j]) continue;
+            if (!p.materialize[j]) continue;
             std::size_t size = 0, top = 0;
             cluster[size++] = j;
             while (top < size && !p.rereads[j]) {
@@ -209,7 +177,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
                     std::size_t const v = p.edges[c];
                     if (kind[v] == node_kind::constant || p.shape_edge[c]) continue;
-                    if (kind[v] == node_kind::computed && !p.materialise[v]) {
+                    if (kind[v] == node_kind::computed && !p.materialize[v]) {
                         cluster[size++] = v;
                     } else if (seen[v] == j + 1) {
                         p.rereads[j] = true;
@@ -224,12 +192,12 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // The result type is spelled out, not `data`: a variable declared from it would be typed by the alias,
     // and debug information would then name the alias's scope, planner<graph<...>>, whose name is
     // exponential in the graph's depth.
-    // eager: every node the outputs need is materialised into a temporary of its own (kiln::env::eager).
+    // eager: every node the outputs need is materialized into a temporary of its own (kiln::env::eager).
     static constexpr plan_data<n, e, sizeof...(Os)> make(bool eager = false) {
         plan_data<n, e, sizeof...(Os)> p{};
         constexpr node_kind kind[] = {info<Ns>::kind...};
         constexpr int rank[] = {info<Ns>::rank...};
-        constexpr bool always[] = {info<Ns>::always_materialise...};
+        constexpr bool always[] = {info<Ns>::always_materialize...};
         constexpr unsigned mask[] = {info<Ns>::broadcast_mask...};
         constexpr std::size_t arity[] = {boost::mp11::mp_size<typename info<Ns>::children>::value...};
         for (std::size_t j = 0; j < n; ++j) p.first[j + 1] = p.first[j] + arity[j];
@@ -268,22 +236,22 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         }
         constexpr bool cheap[] = {recomputed_when_shared<Ns>::value...};
         constexpr long rows[] = {info<Ns>::rows...}, cols[] = {info<Ns>::cols...};
-        std::array<bool, n> stored{};  // node j's value is read from memory: a leaf, or materialised
+        std::array<bool, n> stored{};  // node j's value is read from memory: a leaf, or materialized
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
             bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users && (rows[i] < 0 || cols[i] < 0);
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
                 recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
-            p.materialise[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
+            p.materialize[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
                                (eager || rank[i] == 0 || always[i] || (p.uses[i] > 1 && !recompute) ||
                                 p.broadcast[i] || p.output_uses[i] > 0 || in_memory[i]);
-            stored[i] = kind[i] != node_kind::computed || p.materialise[i] ||
+            stored[i] = kind[i] != node_kind::computed || p.materialize[i] ||
                         (alias[i] && stored[p.edges[p.first[i]]]);
-            p.num_materialised += p.materialise[i];
+            p.num_materialized += p.materialize[i];
         }
         if (eager) {
             for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
-            p.num_buffers = p.num_materialised;
+            p.num_buffers = p.num_materialized;
         } else {
             assign_buffers(p, kind, rank, mask);
             find_rereads(p, kind);

@@ -1,11 +1,11 @@
 // For batching rules whose operands must all be batched (concatenate, matrix, pad): an operand that is the
-// same for every example, repeated once per example. Apart from detail/batching.hpp because it builds on
+// same for every example, repeated once per example. Apart from detail/transform/vmap.hpp because it builds on
 // sum, cast and full, whose own files include that one.
-#ifndef KILN_DETAIL_BATCH_SPREAD_HPP
-#define KILN_DETAIL_BATCH_SPREAD_HPP
+#ifndef KILN_DETAIL_RULES_BATCH_SPREAD_HPP
+#define KILN_DETAIL_RULES_BATCH_SPREAD_HPP
 
-#include <kiln/detail/batching.hpp>
-#include <kiln/detail/make.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/full.hpp>
