@@ -70,8 +70,6 @@ struct meta {
     static constexpr bool weak = Weak;
     using origin = Origin;
 };
-template <class I>
-using meta_of = meta<typename I::scalar, I::rank, I::rows, I::cols, I::weak, typename I::origin>;
 
 template <class N>
 struct info;
