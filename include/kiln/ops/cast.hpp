@@ -1,7 +1,7 @@
 // cast<T>(x): x in dtype T, elementwise; T is a kiln dtype (double, float, std::int32_t, std::int64_t,
 // bool), anything else is a kiln: compile error. JAX's convert_element_type; IR
 // `cast[new_dtype=f32]`, one operation per element. The result is strongly typed (a
-// literal cast to f32 no longer adopts another operand's dtype), and casting a strongly typed value to
+// literal cast to f32 does not adopt another operand's dtype), and casting a strongly typed value to
 // its own dtype returns it unchanged, as JAX does.
 // Conversions as XLA does them: floating to integer truncates toward zero, NaN gives 0 and values beyond
 // the integer's range give its limits (a plain C++ cast would be undefined there); to bool, x != 0 (NaN
