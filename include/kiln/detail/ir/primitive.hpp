@@ -84,9 +84,10 @@ struct member_marker {
     static void batch();
 };
 template <class P>
-struct member_lookup : P, member_marker {};
-template <class P>
 concept derivable = std::is_class_v<P> && !std::is_final_v<P>;
+struct not_derivable {};
+template <class P>
+struct member_lookup : std::conditional_t<derivable<P>, P, not_derivable>, member_marker {};
 
 // Which required member a tag type lacks first (none: it is a primitive), for the diagnostic.
 enum class missing_member { none, not_a_class, name, rule, shape, flops, lower_or_assign };
