@@ -67,8 +67,6 @@ struct primitive_base {
 
 namespace detail {
 
-struct extent;
-
 // Whether P declares a member of a given name (of any kind: a value, a function, a template), found by
 // name lookup: in a class deriving from P and from a class that declares the name, naming it is
 // ambiguous exactly when P declares it too. Works for member templates of any arity, which a call
