@@ -353,6 +353,51 @@ struct no_derivative {
                   "kiln::diagnostic::no_derivative below, and docs/autodiff.md for what each primitive supports)");
 };
 
+// A tag type given to make_node that is not a kiln primitive (kiln::primitive, include/kiln/detail/ir/primitive.hpp):
+// the first required member it lacks. The tag type is the template argument.
+template <class Tag>
+struct primitive_not_a_class {
+    static_assert(detail::fails<Tag>,
+                  "kiln: a primitive tag type must be a class that is not final (derive it from "
+                  "kiln::primitive_base); the type is the template argument of "
+                  "kiln::diagnostic::primitive_not_a_class below");
+};
+template <class Tag>
+struct primitive_without_name {
+    static_assert(detail::fails<Tag>,
+                  "kiln: this primitive tag type has no member `name` (static constexpr std::string_view name "
+                  "= \"...\";, its name in the IR); the type is the template argument of "
+                  "kiln::diagnostic::primitive_without_name below");
+};
+template <class Tag>
+struct primitive_without_rule {
+    static_assert(detail::fails<Tag>,
+                  "kiln: this primitive tag type has no member `rule` (template <class... Operands> struct rule: "
+                  "the result's dtype and static shape); the type is the template argument of "
+                  "kiln::diagnostic::primitive_without_rule below");
+};
+template <class Tag>
+struct primitive_without_shape {
+    static_assert(detail::fails<Tag>,
+                  "kiln: this primitive tag type has no member `shape` (template <class... Operands> static "
+                  "constexpr shape_check shape(extent...): the result's run-time extents); the type is the "
+                  "template argument of kiln::diagnostic::primitive_without_shape below");
+};
+template <class Tag>
+struct primitive_without_flops {
+    static_assert(detail::fails<Tag>,
+                  "kiln: this primitive tag type has no member `flops` (static constexpr double flops(extent "
+                  "out, extent... operands): its cost); the type is the template argument of "
+                  "kiln::diagnostic::primitive_without_flops below");
+};
+template <class Tag>
+struct primitive_without_lower {
+    static_assert(detail::fails<Tag>,
+                  "kiln: this primitive tag type has no member `lower` or `assign` (how it is evaluated: "
+                  "template <class... Operands> lower(extent out, X const&...) returning its value); the type "
+                  "is the template argument of kiln::diagnostic::primitive_without_lower below");
+};
+
 template <class Primitive, class... Operands>
 struct jacobian_shape {
     static_assert(detail::fails<Primitive, Operands...>,

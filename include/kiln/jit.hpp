@@ -125,7 +125,7 @@ std::string node_head() {  // "tanh %3", "param args[0]", "constant 2"
     } else {
         using P = typename In::primitive;
         line.append(P::name);
-        if constexpr (requires { P::attrs(); }) line.append("[").append(P::attrs()).append("]");
+        if constexpr (detail::primitive_traits<P>::has_attrs) line.append("[").append(P::attrs()).append("]");
         for (std::size_t c = plan_of<K>.first[I]; c < plan_of<K>.first[I + 1]; ++c)
             line.append(" %").append(std::to_string(plan_of<K>.edges[c]));
     }

@@ -41,7 +41,7 @@ inline constexpr attr_text new_dtype_attr = attr_text{}.text("new_dtype=").text(
 
 namespace ops {
 template <class T>
-struct cast_p {
+struct cast_p : primitive_base {
     static constexpr std::string_view name = "cast";
     static constexpr std::string_view attrs() { return detail::new_dtype_attr<T>.view(); }
 

@@ -20,7 +20,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis>
-struct concatenate_p {
+struct concatenate_p : primitive_base {
     static_assert(Axis == 0 || Axis == 1, "kiln: an axis is 0 (rows) or 1 (columns)");
     static constexpr std::string_view name = "concatenate";
     static constexpr std::string_view attrs() { return Axis == 0 ? "dimension=0" : "dimension=1"; }

@@ -20,7 +20,7 @@
 
 namespace kiln {
 namespace ops {
-struct dot_p {
+struct dot_p : primitive_base {
     static constexpr std::string_view name = "dot";
 
     template <class A, class B>

@@ -34,7 +34,7 @@ struct dynamic_pad_p;
 // Count rows (Axis 0) or columns (Axis 1) from the start index; Other is the operand's static extent
 // along the other axis (-1: dynamic), for the IR text.
 template <int Axis, long Count, long Other>
-struct dynamic_slice_p {
+struct dynamic_slice_p : primitive_base {
     static_assert(Axis == 0 || Axis == 1);
     static constexpr std::string_view name = "dynamic_slice";
     static constexpr std::string_view attrs() { return detail::dynamic_slice_attr<Axis, Count, Other>.view(); }

@@ -15,7 +15,7 @@
 namespace kiln {
 namespace ops {
 template <long Rows, long Cols, class T>
-struct eye_p {
+struct eye_p : primitive_base {
     static constexpr std::string_view name = "eye";
 
     template <class... None>

@@ -16,7 +16,7 @@
 
 namespace kiln {
 namespace ops {
-struct matmul_p {
+struct matmul_p : primitive_base {
     static constexpr std::string_view name = "matmul";
     static constexpr bool operands_in_memory = true;  // GEMM would copy an expression operand anyway
 

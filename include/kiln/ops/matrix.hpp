@@ -24,7 +24,7 @@
 namespace kiln {
 namespace ops {
 template <long Rows, long Cols>
-struct matrix_p {
+struct matrix_p : primitive_base {
     static_assert(Rows >= 1 && Cols >= 1, "kiln: matrix<R, C> needs R >= 1 and C >= 1");
     static constexpr std::string_view name = "matrix";
 

@@ -19,7 +19,7 @@
 
 namespace kiln {
 namespace ops {
-struct outer_p {
+struct outer_p : primitive_base {
     static constexpr std::string_view name = "outer";
 
     template <class A, class B>

@@ -24,7 +24,7 @@ inline constexpr attr_text pad_attr = attr_text{}.text("low=").pair(R0, C0);
 
 namespace ops {
 template <long R0, long C0>
-struct pad_p {
+struct pad_p : primitive_base {
     static constexpr std::string_view name = "pad";
     static constexpr std::string_view attrs() { return detail::pad_attr<R0, C0>.view(); }
     static constexpr unsigned shape_only_operands = 0b10;
@@ -90,7 +90,7 @@ struct pad_p {
 };
 
 template <int Axis>
-struct dynamic_pad_p {
+struct dynamic_pad_p : primitive_base {
     static constexpr std::string_view name = "dynamic_pad";
     static constexpr std::string_view attrs() { return Axis == 0 ? "axis=0" : "axis=1"; }
     static constexpr unsigned shape_only_operands = 0b100;

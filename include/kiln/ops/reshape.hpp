@@ -36,7 +36,7 @@ inline constexpr long static_size = A::rank == 0 ? 1 : (A::rows >= 0 && A::cols 
 namespace ops {
 // To R x C; one of them -1: inferred from the size at run time.
 template <long R, long C>
-struct reshape_p {
+struct reshape_p : primitive_base {
     static constexpr std::string_view name = "reshape";
     static constexpr std::string_view attrs() { return detail::reshape_attr<R, C>.view(); }
     // At most one -1, never one beside a 0 (nothing to infer it from), nothing else negative.

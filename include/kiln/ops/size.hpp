@@ -15,7 +15,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis>
-struct size_p {
+struct size_p : primitive_base {
     static constexpr std::string_view name = "size";
     static constexpr std::string_view attrs() {
         if constexpr (Axis == detail::all_axes) return "axes=(0,1)";

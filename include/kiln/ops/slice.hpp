@@ -44,7 +44,7 @@ struct pad_p;
 // Rows R0 .. R0+NR-1 and columns C0 .. C0+NC-1 of the operand; NR (NC) is detail::whole for all rows
 // (columns) of a dynamic operand, with R0 (C0) 0.
 template <long R0, long NR, long C0, long NC>
-struct slice_p {
+struct slice_p : primitive_base {
     static constexpr std::string_view name = "slice";
     static constexpr std::string_view attrs() { return detail::slice_attr<R0, NR, C0, NC>.view(); }
 

@@ -14,7 +14,7 @@
 
 namespace kiln {
 namespace ops {
-struct squeeze_p {
+struct squeeze_p : primitive_base {
     static constexpr std::string_view name = "squeeze";
     static constexpr std::string_view attrs() { return "dimensions=(0,1)"; }
 

@@ -12,7 +12,7 @@
 
 namespace kiln {
 namespace ops {
-struct transpose_p {
+struct transpose_p : primitive_base {
     static constexpr std::string_view name = "transpose";
 
     template <class A>

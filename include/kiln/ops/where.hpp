@@ -12,7 +12,7 @@
 
 namespace kiln {
 namespace ops {
-struct where_p {
+struct where_p : primitive_base {
     static constexpr std::string_view name = "where";
 
     // The extent of a and b together, as a description broadcast_shape accepts.

@@ -161,6 +161,8 @@ struct node_eval;
 template <class K, std::size_t I, std::size_t... J>
 struct node_eval<K, I, std::index_sequence<J...>> {
     using primitive = typename info<node_of<K, I>>::primitive;
+    // How the primitive evaluates on these operands (detail/ir/primitive.hpp).
+    using evaluated = typename primitive_traits<primitive>::template evaluated<meta_at<K, operand_of<K, I, J>>...>;
     static constexpr bool all_static = ((meta_at<K, operand_of<K, I, J>>::rows >= 0 &&
                                          meta_at<K, operand_of<K, I, J>>::cols >= 0) && ... && true);
 
@@ -174,6 +176,8 @@ struct node_eval<K, I, std::index_sequence<J...>> {
         if constexpr (operand_bit(primitive_shape_only<primitive>::value, Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
         else return detail::value<K, operand_of<K, I, Slot>>(ctx);
     }
+    template <class Ctx, std::size_t Slot>
+    using operand_t = decltype(node_eval::operand<Slot>(std::declval<Ctx&>()));
     template <class Ctx>
     static auto lower(Ctx& ctx) {
         return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I],
@@ -182,10 +186,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     template <class Ctx>
     static void materialize(Ctx& ctx) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
-        if constexpr (requires {
-                          primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
-                              dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
-                      }) {
+        if constexpr (evaluated::template by_assign<std::remove_reference_t<decltype(dst)>, extent, operand_t<Ctx, J>...>) {
             primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I],
                                                                            node_eval::operand<J>(ctx)...);
         } else if constexpr (meta_at<K, I>::rank == 0) {
@@ -216,20 +217,14 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     template <class Ctx>
     static constexpr split_kind split_for() {
         using M = meta_at<K, I>;
-        if constexpr (M::rank == 0 && requires(Ctx& ctx) {
-                          primitive::template reduce_part<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
-                      }) {
+        if constexpr (M::rank == 0 && evaluated::template by_partial_reductions<extent, operand_t<Ctx, J>...>) {
             return split_kind::reduce;
         } else if constexpr (M::rank == 0) {
             return split_kind::none;
-        } else if constexpr (requires(Ctx& ctx, storage_t<M>& dst) {
-                                 primitive::template assign_part<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
-                             }) {
+        } else if constexpr (evaluated::template by_parts<storage_t<M>, extent, operand_t<Ctx, J>...>) {
             return split_kind::assign;
         } else if constexpr (info<node_of<K, I>>::pointwise &&
-                             !requires(Ctx& ctx, storage_t<M>& dst) {
-                                 primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
-                             }) {
+                             !evaluated::template by_assign<storage_t<M>, extent, operand_t<Ctx, J>...>) {
             return split_kind::pointwise;
         } else {
             return split_kind::none;
@@ -482,7 +477,7 @@ template <class K, std::size_t I, class Ctx>
         rows = static_cast<long>(v.rows());
     }
     std::string_view attrs;
-    if constexpr (requires { P::attrs(); }) attrs = P::attrs();
+    attrs = primitive_traits<P>::attrs();
     node_text const text{I, P::name, attrs, dtype_name<typename M::scalar>(), plan.edges.data() + plan.first[I],
                          plan.first[I + 1] - plan.first[I], M::rank, ctx.ext[I]};
 #ifdef KILN_DEBUG_NANS

@@ -23,12 +23,9 @@ struct full_p;
 
 namespace kiln::detail {
 
-template <auto V>
-struct value_tag {};
-
 // Whether P applied to the constants Vs, in dtype S, is a constant expression.
 template <class P, class S, auto... Vs>
-concept foldable = P::folds && requires { typename value_tag<static_cast<S>(P::apply(static_cast<S>(Vs)...))>; };
+concept foldable = primitive_traits<P>::template folds_constants<S, Vs...>();
 
 template <class A, class B>
 inline constexpr bool same_type_and_shape = std::is_same_v<typename A::scalar, typename B::scalar> &&
@@ -39,8 +36,7 @@ inline constexpr bool same_type_and_shape = std::is_same_v<typename A::scalar, t
 template <class P, class N>
 struct is_right_identity : std::false_type {};
 template <class P, auto V>
-    requires requires { P::right_identity; }
-struct is_right_identity<P, constant<V>> : std::bool_constant<V == P::right_identity> {};
+struct is_right_identity<P, constant<V>> : std::bool_constant<primitive_traits<P>::template is_right_identity<V>()> {};
 // A constant broadcast to a shape (full, full_like: what a derivative's seed becomes) is an identity too:
 // x * ones_like(x) is x. The node's own shape must still be x's (same_type_and_shape below).
 template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
@@ -52,8 +48,7 @@ template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, c
 struct is_left_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>>
     : is_left_identity<P, constant<V>> {};
 template <class P, auto V>
-    requires requires { P::left_identity; }
-struct is_left_identity<P, constant<V>> : std::bool_constant<V == P::left_identity> {};
+struct is_left_identity<P, constant<V>> : std::bool_constant<primitive_traits<P>::template is_left_identity<V>()> {};
 
 template <class N>
 struct simplify {

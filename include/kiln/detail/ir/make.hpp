@@ -61,12 +61,39 @@ struct to_node<T> : std::bool_constant<raise_if<true, diagnostic::none_in_graph,
     using type = constant<0>;
 };
 
-// Whether node N's primitive rule accepted its operands (leaves have no rule).
+// Whether node N's primitive rule accepted its operands (leaves have no rule). `checked` is asked of the
+// rule on the operands' metas, never of the node's info (see computes_in below).
+template <class Rule>
+concept has_check = requires { Rule::checked; };
 template <class N>
 struct rule_accepts : std::true_type {};
-template <class N>
-    requires requires { info<N>::checked; }
-struct rule_accepts<N> : std::bool_constant<info<N>::checked> {};
+template <class Primitive, class... Children>
+    requires has_check<typename Primitive::template rule<typename info<Children>::operand_meta...>>
+struct rule_accepts<node<Primitive, Children...>>
+    : std::bool_constant<Primitive::template rule<typename info<Children>::operand_meta...>::checked> {};
+
+// Whether a tag type is a primitive (kiln::primitive, detail/ir/primitive.hpp); if not, the kiln: diagnostic
+// naming the first required member it lacks.
+template <class P, missing_member M = primitive_traits<P>::missing>
+struct primitive_accepted : std::true_type {};
+template <class P>
+struct primitive_accepted<P, missing_member::not_a_class>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_not_a_class, P>::ok> {};
+template <class P>
+struct primitive_accepted<P, missing_member::name>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_without_name, P>::ok> {};
+template <class P>
+struct primitive_accepted<P, missing_member::rule>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_without_rule, P>::ok> {};
+template <class P>
+struct primitive_accepted<P, missing_member::shape>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_without_shape, P>::ok> {};
+template <class P>
+struct primitive_accepted<P, missing_member::flops>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_without_flops, P>::ok> {};
+template <class P>
+struct primitive_accepted<P, missing_member::lower_or_assign>
+    : std::bool_constant<raise_if<true, diagnostic::primitive_without_lower, P>::ok> {};
 
 // A weak integer constant adopts the integer dtype of the value it meets (c<2> * x is i32 for an i32 x), as
 // JAX's Python integers do. One whose value that dtype cannot hold would wrap, so it is rejected (JAX raises
@@ -104,9 +131,10 @@ struct node_from {
 template <class Primitive, class... Operands>
 struct node_from<true, Primitive, Operands...> {
     using node_type = node<Primitive, typename to_node<Operands>::type...>;
-    using type = std::conditional_t<
-        std::conjunction<rule_accepts<node_type>, constants_fit<Primitive, typename to_node<Operands>::type...>>::value,
-        typename simplify<node_type>::type, constant<0>>;
+    using type = typename std::conditional_t<
+        std::conjunction<primitive_accepted<Primitive>, rule_accepts<node_type>,
+                         constants_fit<Primitive, typename to_node<Operands>::type...>>::value,
+        simplify<node_type>, std::type_identity<constant<0>>>::type;
 };
 
 // The traced value Primitive(operands...), or after a diagnostic a stand-in constant: what every

@@ -9,6 +9,7 @@
 #define KILN_DETAIL_IR_NODE_HPP
 
 #include <kiln/detail/ir/meta.hpp>
+#include <kiln/detail/ir/primitive.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/path.hpp>
@@ -155,7 +156,7 @@ struct origin_of {
     using type = diagnostic::intermediate;
 };
 template <class Primitive, class Child>
-    requires requires { requires Primitive::alias; }
+    requires primitive_traits<Primitive>::alias
 struct origin_of<Primitive, Child> {
     using type = typename info<Child>::origin;
 };

@@ -25,7 +25,7 @@ namespace kiln::detail {
 // its types, and a node's name is exponential in the depth of a shared graph (measured: the 30-level
 // chain test went from seconds to over 10 minutes and 9 GB).
 template <class P>
-struct primitive_reads_from_memory : std::bool_constant<requires { requires P::operands_in_memory; }> {};
+struct primitive_reads_from_memory : std::bool_constant<primitive_traits<P>::operands_in_memory> {};
 template <class N>
 struct reads_from_memory : std::false_type {};
 template <class P, class... Children>
@@ -34,10 +34,7 @@ struct reads_from_memory<node<P, Children...>> : primitive_reads_from_memory<P> 
 // Operands a primitive reads for their extents only (bit k: operand k), like the x of full_like(x, v):
 // such an edge is no use of the operand's value, so a value read only so is never computed.
 template <class P>
-struct primitive_shape_only : std::integral_constant<unsigned, 0> {};
-template <class P>
-    requires requires { P::shape_only_operands; }
-struct primitive_shape_only<P> : std::integral_constant<unsigned, P::shape_only_operands> {};
+struct primitive_shape_only : std::integral_constant<unsigned, primitive_traits<P>::shape_only_operands> {};
 template <class N>
 struct shape_only_mask : std::integral_constant<unsigned, 0> {};
 template <class P, class... Children>
@@ -49,7 +46,7 @@ struct shape_only_mask<node<P, Children...>> : primitive_shape_only<P> {};
 // (a fixed-size value is small: storing it costs little, recomputing it measurably more): x - mu used by
 // two fused expressions costs two subtractions, not a vector written and read twice.
 template <class P>
-struct primitive_recomputed : std::bool_constant<requires { requires P::recomputed_when_shared; }> {};
+struct primitive_recomputed : std::bool_constant<primitive_traits<P>::recomputed_when_shared> {};
 template <class N>
 struct recomputed_when_shared : std::false_type {};
 template <class P, class... Children>
@@ -59,7 +56,7 @@ inline constexpr int max_recomputing_users = 4;
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
 // differentiated argument). An alias is never materialized; its uses are its operand's.
 template <class P>
-struct primitive_is_alias : std::bool_constant<requires { requires P::alias; }> {};
+struct primitive_is_alias : std::bool_constant<primitive_traits<P>::alias> {};
 template <class N>
 struct is_alias : std::false_type {};
 template <class P, class... Children>

@@ -87,7 +87,7 @@ auto filled_operand(X const& x, extent out) {
 // Common rule of binary elementwise primitives (CRTP): Derived supplies name, cost, apply(a, b),
 // `floating` (whether integer operands are computed as f64) and `comparison` (a bool result).
 template <class Derived>
-struct elementwise_binary {
+struct elementwise_binary : primitive_base {
     template <class A, class B>
     struct rule {
         using promotion = promote<typename A::scalar, A::weak, typename B::scalar, B::weak>;
@@ -146,7 +146,7 @@ struct elementwise_binary {
 // `floating` when the function needs a floating-point operand (integers are promoted to f64, as JAX
 // promotes them to its default float).
 template <class Derived>
-struct elementwise_unary {
+struct elementwise_unary : primitive_base {
     template <class A>
     struct rule {
         using scalar = floating_if<Derived::floating, typename A::scalar>;

@@ -65,7 +65,7 @@ inline constexpr bool reduces_one_element =
 // else bools counted as i32 (as JAX sums them).
 template <class Derived, class T>
 constexpr auto reduction_scalar() {
-    if constexpr (std::is_same_v<T, bool> && requires { requires Derived::keeps_bool; }) return T{};
+    if constexpr (std::is_same_v<T, bool> && primitive_traits<Derived>::keeps_bool) return T{};
     else return floating_if<Derived::floating, std::conditional_t<std::is_same_v<T, bool>, std::int32_t, T>>{};
 }
 
@@ -75,7 +75,7 @@ constexpr auto reduction_scalar() {
 // whose colwise()/rowwise() views of a value with no elements offset a null pointer), and optionally
 // keeps_bool (see above).
 template <class Derived, int Axis, bool KeepDims = true>
-struct reduction {
+struct reduction : primitive_base {
     template <class A>
     struct rule {
         using scalar = decltype(reduction_scalar<Derived, typename A::scalar>());
@@ -133,7 +133,7 @@ struct reduction {
     // reduce the same way (Derived::associative: sum, prod, max, min): part `part` of the rows or columns,
     // then the partials.
     template <class A, class X>
-        requires(Axis == all_axes && A::rank == 2 && requires { requires Derived::associative; })
+        requires(Axis == all_axes && A::rank == 2 && primitive_traits<Derived>::associative)
     static auto reduce_part(extent, int part, int parts, X const& x) {
         using R = typename rule<A>::scalar;
         auto const v = as_array(cast_to<R>(x));
@@ -289,7 +289,7 @@ inline constexpr bool direct_access = (int(std::remove_cvref_t<A>::Flags) & Eige
 // log_softmax): a floating result (integers are computed as f64), always materialized (they read each
 // vector twice), and a matrix operand.
 template <class Derived, int Axis>
-struct normalization {
+struct normalization : primitive_base {
     static_assert(Axis == 0 || Axis == 1);
 
     template <class A>

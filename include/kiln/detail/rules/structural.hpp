@@ -35,7 +35,7 @@ struct structural_rule {
 // The derivative rules of a primitive whose value is its operand 0's, moved or broadcast, and whose other
 // operands are read for their extents only (full, shaped_like): the cotangent and the tangent pass to
 // operand 0 (the passes sum or broadcast them to its shape) and nothing to the others.
-struct derivative_through_operand_0 {
+struct derivative_through_operand_0 : primitive_base {
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto...) {
         if constexpr (K == 0) return ct;

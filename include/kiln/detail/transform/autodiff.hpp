@@ -185,18 +185,11 @@ struct ad_graph<mp_list<Ns...>, WrtSet> {
 };
 
 // Whether primitive P declares the rule vjp (jvp): asked of the primitive by name lookup, never of a node
-// (docs/architecture.md, "failed requirements on node types"). With a rule of its own, `vjp` is found in P
-// and in rule_marker, and naming it is ambiguous.
-struct rule_marker {
-    static void vjp();
-    static void jvp();
-};
-template <class P>
-struct rule_lookup : P, rule_marker {};
+// (docs/architecture.md, "failed requirements on node types"); see detail/ir/primitive.hpp.
 template <class P>
 struct has_rules {
-    static constexpr bool vjp = !requires { &rule_lookup<P>::vjp; };
-    static constexpr bool jvp = !requires { &rule_lookup<P>::jvp; };
+    static constexpr bool vjp = primitive_traits<P>::has_vjp;
+    static constexpr bool jvp = primitive_traits<P>::has_jvp;
 };
 
 // The rules of node U's primitive, called on tracers (class templates, so that naming one in a

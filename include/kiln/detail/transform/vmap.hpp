@@ -51,7 +51,7 @@ namespace ops {
 // given to vmap sees it. A placeholder of the per-example graph: the batching pass replaces it by its
 // operand, so it is never evaluated. IR: `vmap_slot[axis=0] %0`.
 template <int Axis>
-struct vmap_slot_p {
+struct vmap_slot_p : primitive_base {
     static_assert(Axis == 0 || Axis == 1);
     static constexpr std::string_view name = "vmap_slot";
     static constexpr int axis_value = Axis;
@@ -69,6 +69,8 @@ struct vmap_slot_p {
         return {Axis == 0 ? detail::extent{1, a.cols} : detail::extent{a.rows, 1}};
     }
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
+    template <class A, class X>
+    static void lower(detail::extent, X const&) = delete;  // never evaluated (the batching pass replaces it)
 };
 
 // A mapped argument checked against the batch size of the first mapped argument (Ref, read for its
@@ -131,8 +133,10 @@ template <class Expr, class Rule>
     requires(!std::is_void_v<Rule>)
 struct raise_failed<bat<failed_axis, Expr, Rule>> : Rule::ok {};
 
+// Whether P has a batching rule: asked of the primitive by name (detail/ir/primitive.hpp), never by a call
+// on the node's tracers (clang would record a failed requirement with the text of the node's type).
 template <class P, class Y, class... Ops>
-using has_batch_rule = std::bool_constant<requires { P::batch(Y{}, Ops{}...); }>;
+using has_batch_rule = std::bool_constant<primitive_traits<P>::has_batch>;
 
 // Node N (primitive P) on the batched operands Ops: its rule's result, or a kiln: diagnostic.
 template <class N, class... Ops>

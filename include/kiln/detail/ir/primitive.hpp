@@ -1,0 +1,204 @@
+// The primitive protocol: what a primitive tag type (kiln::ops::tanh_p, one per file in include/kiln/ops/,
+// or a user's own) declares, written down once. This header is its documentation (docs/architecture.md,
+// "A primitive, in one file", lists the same members).
+//
+// Required members, checked by make_node (the kiln: diagnostics primitive_without_* name the missing one):
+//   name                               static constexpr std::string_view: the IR's name of the primitive
+//   template <class... M> struct rule  the result's scalar, weak, rank, rows, cols (static extents), and
+//                                      broadcast_mask, always_materialize, pointwise, from the operands'
+//                                      metas M...; optionally `checked` (raises a kiln: diagnostic when
+//                                      false) and `compute` (the dtype weak integer constants adopt)
+//   template <class... M> static shape_check shape(extent...)
+//                                      the result's run-time extents, or the operand that does not fit
+//   static double flops(extent out, extent... in)
+//                                      the cost of one evaluation (lowered.cost_analysis())
+//   lower or assign                    the evaluation: template <class... M> lower(extent out, X const&...)
+//                                      returns the value or an Eigen expression of it (fused into users);
+//                                      template <class... M> assign(Dst&, extent out, X const&...) writes it
+// Optional rules, each answered once by primitive_traits<P> below (the one place that asks P):
+//   values with defaults                the static members of kiln::primitive_base
+//   attrs()                             static constexpr std::string_view: the IR's attributes ("axes=(0,)")
+//   template <std::size_t K> vjp(ct, y, operands...)   the cotangent of operand K (or detail::zero)
+//   template <std::size_t K> jvp(t, y, operands...)    y's tangent from operand K's (or detail::zero)
+//   batch(y, operands...)               vmap's rule (detail/transform/vmap.hpp); without it a pointwise
+//                                       primitive (rule::pointwise) is batched as it is
+//   assign_part(Dst&, extent, part, parts, X const&...)   part of the result, for kiln::thread_pool
+//   reduce_part(extent, part, parts, X const&...) and reduce_combine(partials, parts)
+//                                       a rank-0 reduction split across threads
+//   apply(a, b...)                      constexpr: the value on constants, when `folds`
+//   left_identity, right_identity      e with e op x = x (x op e = x): 0 + x, x * 1 (detail/ir/fold.hpp)
+//
+// Every question is asked of the primitive P, never of a node or a node's info: clang records a failed
+// requirement with the text of its types, and a node's name is exponential in the depth of a shared graph
+// (docs/architecture.md, "failed requirements on node types").
+#ifndef KILN_DETAIL_IR_PRIMITIVE_HPP
+#define KILN_DETAIL_IR_PRIMITIVE_HPP
+
+#include <string_view>
+#include <type_traits>
+
+namespace kiln {
+
+// The defaults of a primitive's optional value rules. A primitive derives from it (kiln's families in
+// detail/rules/ do) and declares the members it changes: `static constexpr bool alias = true;`.
+struct primitive_base {
+    // Reads its operands from memory (matmul: Eigen's GEMM would evaluate an expression operand into a
+    // temporary of its own), so the planner materializes elementwise operands first (detail/plan/plan.hpp).
+    static constexpr bool operands_in_memory = false;
+    // Operands read for their extents only (bit k: operand k), like the x of full_like(x, v): such an edge
+    // is no use of the operand's value, and the lowering receives a detail::shape_only_operand for it.
+    static constexpr unsigned shape_only_operands = 0;
+    // So cheap (one add or mul per element) that a node with a few elementwise users is recomputed in each
+    // rather than stored and read back (detail/plan/plan.hpp).
+    static constexpr bool recomputed_when_shared = false;
+    // The value is the single operand's, unchanged (wrt, shaped_like): never materialized, its uses are
+    // its operand's, and diagnostics name the operand's origin.
+    static constexpr bool alias = false;
+    // Constant operands are folded to the constant apply(operands...) when the node is built
+    // (detail/ir/fold.hpp); apply must then be constexpr.
+    static constexpr bool folds = false;
+    // Reductions (detail/rules/reduction.hpp): a reduction of bools is a bool (max, min: any, all) rather
+    // than counted as i32.
+    static constexpr bool keeps_bool = false;
+    // Reductions: partial results reduce the same way (sum, prod, max, min), so a reduction over
+    // everything is split across threads.
+    static constexpr bool associative = false;
+};
+
+namespace detail {
+
+// Whether P declares a member of a given name (of any kind: a value, a function, a template), found by
+// name lookup: in a class deriving from P and from a class that declares the name, naming it is
+// ambiguous exactly when P declares it too. Works for member templates of any arity, which a call
+// expression could not ask without operands.
+struct member_marker {
+    static void rule();
+    static void shape();
+    static void flops();
+    static void lower();
+    static void assign();
+    static void vjp();
+    static void jvp();
+    static void batch();
+};
+template <class P>
+concept derivable = std::is_class_v<P> && !std::is_final_v<P>;
+struct not_derivable {};
+template <class P>
+struct member_lookup : std::conditional_t<derivable<P>, P, not_derivable>, member_marker {};
+
+// Which required member a tag type lacks first (none: it is a primitive), for the diagnostic.
+enum class missing_member { none, not_a_class, name, rule, shape, flops, lower_or_assign };
+
+// Every optional rule of P, answered once, for any P (derived from kiln::primitive_base or not).
+template <class P>
+struct primitive_traits {
+    // The value rules: P's own, or kiln::primitive_base's default.
+    static constexpr bool operands_in_memory = [] {
+        if constexpr (requires { P::operands_in_memory; }) return bool(P::operands_in_memory);
+        else return primitive_base::operands_in_memory;
+    }();
+    static constexpr unsigned shape_only_operands = [] {
+        if constexpr (requires { P::shape_only_operands; }) return unsigned(P::shape_only_operands);
+        else return primitive_base::shape_only_operands;
+    }();
+    static constexpr bool recomputed_when_shared = [] {
+        if constexpr (requires { P::recomputed_when_shared; }) return bool(P::recomputed_when_shared);
+        else return primitive_base::recomputed_when_shared;
+    }();
+    static constexpr bool alias = [] {
+        if constexpr (requires { P::alias; }) return bool(P::alias);
+        else return primitive_base::alias;
+    }();
+    static constexpr bool folds = [] {
+        if constexpr (requires { P::folds; }) return bool(P::folds);
+        else return primitive_base::folds;
+    }();
+    static constexpr bool keeps_bool = [] {
+        if constexpr (requires { P::keeps_bool; }) return bool(P::keeps_bool);
+        else return primitive_base::keeps_bool;
+    }();
+    static constexpr bool associative = [] {
+        if constexpr (requires { P::associative; }) return bool(P::associative);
+        else return primitive_base::associative;
+    }();
+
+    // Whether constant V is P's identity on the left (V op x = x) or on the right (x op V = x).
+    template <auto V>
+    static constexpr bool is_left_identity() {
+        if constexpr (requires { P::left_identity; }) return V == P::left_identity;
+        else return false;
+    }
+    template <auto V>
+    static constexpr bool is_right_identity() {
+        if constexpr (requires { P::right_identity; }) return V == P::right_identity;
+        else return false;
+    }
+    // Whether P folds the constants Vs, in dtype S: `folds`, and apply on them a constant expression.
+    template <class S, auto... Vs>
+    static constexpr bool folds_constants() {
+        if constexpr (folds) return requires { typename value_tag_of<static_cast<S>(P::apply(static_cast<S>(Vs)...))>; };
+        else return false;
+    }
+    template <auto V>
+    struct value_tag_of {};
+
+    // The IR's attributes of P ("" without attrs()).
+    static constexpr bool has_attrs = requires { P::attrs(); };
+    static constexpr std::string_view attrs() {
+        if constexpr (has_attrs) return P::attrs();
+        else return {};
+    }
+
+    // The members found by name (see member_marker).
+    static constexpr bool has_name = requires { P::name; };
+    static constexpr bool has_rule = derivable<P> && !requires { &member_lookup<P>::rule; };
+    static constexpr bool has_shape = derivable<P> && !requires { &member_lookup<P>::shape; };
+    static constexpr bool has_flops = derivable<P> && !requires { &member_lookup<P>::flops; };
+    static constexpr bool has_lower = derivable<P> && !requires { &member_lookup<P>::lower; };
+    static constexpr bool has_assign = derivable<P> && !requires { &member_lookup<P>::assign; };
+    // Derivative rules (detail/transform/autodiff.hpp): without one, differentiating through P is the kiln:
+    // diagnostic no_derivative. Asked by name: a call would need the operands' tracers, node types.
+    static constexpr bool has_vjp = derivable<P> && !requires { &member_lookup<P>::vjp; };
+    static constexpr bool has_jvp = derivable<P> && !requires { &member_lookup<P>::jvp; };
+    // vmap's batching rule (detail/transform/vmap.hpp); without it, pointwise primitives are batched as
+    // they are, others are the kiln: diagnostic vmap_no_rule.
+    static constexpr bool has_batch = derivable<P> && !requires { &member_lookup<P>::batch; };
+
+    // Evaluation (detail/eval/eval.hpp), for operands described by the metas Ms and given as Xs (Eigen
+    // values or expressions, or shape_only_operand): whether P writes its result itself (assign), a part
+    // of it (assign_part), or reduces a part of its operand (reduce_part). These may be constrained on the
+    // metas (a reduction assigns along an axis only), so they are asked with them.
+    template <class... Ms>
+    struct evaluated {
+        template <class Dst, class E, class... Xs>
+        static constexpr bool by_assign =
+            requires(Dst& dst, E const& out, Xs const&... x) { P::template assign<Ms...>(dst, out, x...); };
+        template <class Dst, class E, class... Xs>
+        static constexpr bool by_parts = requires(Dst& dst, E const& out, Xs const&... x) {
+            P::template assign_part<Ms...>(dst, out, 0, 1, x...);
+        };
+        template <class E, class... Xs>
+        static constexpr bool by_partial_reductions =
+            requires(E const& out, Xs const&... x) { P::template reduce_part<Ms...>(out, 0, 1, x...); };
+    };
+
+    // The first required member P lacks.
+    static constexpr missing_member missing = !derivable<P>           ? missing_member::not_a_class
+                                              : !has_name              ? missing_member::name
+                                              : !has_rule              ? missing_member::rule
+                                              : !has_shape             ? missing_member::shape
+                                              : !has_flops             ? missing_member::flops
+                                              : !has_lower && !has_assign ? missing_member::lower_or_assign
+                                                                          : missing_member::none;
+};
+
+}  // namespace detail
+
+// A primitive tag type: a class (not final) with the required members above.
+template <class P>
+concept primitive = detail::primitive_traits<P>::missing == detail::missing_member::none;
+
+}  // namespace kiln
+
+#endif
