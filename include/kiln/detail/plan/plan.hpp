@@ -3,6 +3,8 @@
 // planner<G>::make(): a constant table (a flat array of operand indices, use counts, and per node whether it is
 // materialized into a temporary or fused into its single user's Eigen expression). The passes are one
 // pack expansion each over the node list, with no recursion through the graph.
+// walk_expression: the one walk over what a materialized node's Eigen expression reads, used by the
+// planner, by lowered's as_text/as_dot/cost_analysis (stages.hpp) and by kiln::optim's in-place check.
 #ifndef KILN_DETAIL_PLAN_PLAN_HPP
 #define KILN_DETAIL_PLAN_PLAN_HPP
 
