@@ -141,6 +141,62 @@ TEST(Stages, CostAnalysis) {
     EXPECT_EQ(d, (kiln::cost{240, 1920, 8, 8}));
 }
 
+// What a materialized node's Eigen expression reads, as as_text, as_dot and cost_analysis report it (one
+// walk over the plan, detail/plan/plan.hpp): a cheap shared node is recomputed in each expression (its
+// flops counted in each), an argument read for its extents only is no read, and an alias (wrt) is its
+// operand's value: its expressions read the argument, once per expression however many times it appears.
+// Costs by hand: exp, sin, cos 20 flops per element, add, mul, neg, a sum's additions 1.
+TEST(Stages, FusedExpressionsThroughSharedNodesExtentsAndAliases) {
+    auto const f = [](auto const& x, auto const& y) {
+        auto const s = kiln::exp(x);
+        auto const r = s + s;  // two users, operands stored: recomputed in both
+        return std::tuple(r * kiln::full_like(y, kiln::c<0.5>), kiln::sum(-r * x));
+    };
+    VectorXd const x = VectorXd::Random(16), y = VectorXd::Random(16);
+    auto const lo = kiln::lower(f, x, y);
+    std::string const text = lo.as_text();
+    EXPECT_TRUE(contains(text, "%1 = param args[1] : f64[16,1]              ; argument, extents only")) << text;
+    EXPECT_TRUE(contains(text, "%3 = add %2 %2 : f64[16,1]                  ; recomputed in %6 %9")) << text;
+    EXPECT_TRUE(contains(text, "%5 = full[shape=(*,1) broadcast_dimensions=()] %4 %1 : f64[16,1]  ; fused into %6")) << text;
+    EXPECT_TRUE(contains(text, "%7 = neg %3 : f64[16,1]                     ; fused into %9")) << text;
+    std::string const dot = lo.as_dot();
+    EXPECT_TRUE(contains(dot, "n1 -> n5 [style=dotted];")) << dot;
+    // %3, in two expressions, is in no box: listed after the arguments.
+    EXPECT_TRUE(contains(dot, "fillcolor=\"#dbe8ff\"];\n  n3 [label=\"%3 add %2 %2\\nf64[16,1]\"];")) << dot;
+    // exp: 16 * 20, reads x; r * full: 16 + 16 (r), reads s; sum(-r * x): 16 * 4, reads s and x.
+    EXPECT_EQ(lo.cost_analysis(), (kiln::cost{416, 4 * 128, 128 + 128 + 8, 128 + 128 + 8}));
+
+    auto const s = [](auto const& w, auto const& v) { return kiln::sum(w * kiln::sin(v) * v); };
+    MatrixXd const W = MatrixXd::Random(3, 4), V = MatrixXd::Random(3, 4);
+    auto const lg = kiln::lower(kiln::grad(s, kiln::argnums<1>), W, V);  // w * cos(v) * v + w * sin(v)
+    std::string const gtext = lg.as_text();
+    EXPECT_TRUE(contains(gtext, "%2 = wrt %1 : f64[3,4]                      ; alias of %1, no code")) << gtext;
+    EXPECT_TRUE(contains(gtext, "%4 = cos %2 : f64[3,4]                      ; fused into %8")) << gtext;
+    EXPECT_TRUE(contains(gtext, "%8 = add %5 %7 : f64[3,4]                   ; materialized: t0 (96 B)")) << gtext;
+    EXPECT_TRUE(contains(gtext, "Eigen assignments: 1, temporaries: 1 (96 B)")) << gtext;
+    std::string const gdot = lg.as_dot();
+    EXPECT_TRUE(contains(gdot, "n4 [label=\"%4 cos %2\\nf64[3,4]\"];\n  n5")) << gdot;  // in %8's box
+    EXPECT_TRUE(contains(gdot, "n2 [label=\"%2 wrt %1\\nf64[3,4]\", style=\"rounded,dashed\"];")) << gdot;
+    // 12 * (20 + 20) for sin and cos, 12 * 4 for three products and the sum; w and v read once each.
+    EXPECT_EQ(lg.cost_analysis(), (kiln::cost{528, 2 * 96, 96, 96}));
+}
+
+// Buffer reuse sees through aliases too: the cotangent of sigmoid, ct * (s * (1 - s)), reads ct through
+// shaped_like (an alias, no code) and s = sigmoid(x) for the last time, so it is written over s.
+TEST(Stages, BufferReuseThroughAnAlias) {
+    auto const back = [](auto const& ct, auto const& x) {
+        return kiln::vjp([](auto const& v) { return kiln::sigmoid(v); }, x).second(ct);
+    };
+    MatrixXd const ct = MatrixXd::Random(3, 4), x = MatrixXd::Random(3, 4);
+    auto const lo = kiln::lower(back, ct, x);
+    std::string const text = lo.as_text();
+    EXPECT_TRUE(contains(text, "%4 = shaped_like %0 %3 : f64[3,4]           ; alias of %0, no code")) << text;
+    EXPECT_TRUE(contains(text, "%8 = mul %4 %7 : f64[3,4]                   ; materialized: t0, the temporary of %3, reused")) << text;
+    EXPECT_TRUE(contains(text, "Eigen assignments: 2, temporaries: 1 (96 B)")) << text;
+    Eigen::ArrayXXd const s = 1 / (1 + (-x.array()).exp());
+    kiln_test::expect_close(std::get<0>(lo.compile()(ct, x)), MatrixXd(ct.array() * s * (1 - s)));
+}
+
 // kiln::spec: arguments without data, as JAX's ShapeDtypeStruct; then compiled and called with data.
 TEST(Stages, SpecArguments) {
     auto const f = [](auto const& x, auto const& s) { return std::make_tuple(x * s, kiln::sum(x, kiln::axis<0>)); };

@@ -311,17 +311,9 @@ struct grad_trace {
 };
 
 template <class F, class Argnums, bool HasAux, bool WithValue>
-struct grad_fn {
-    F f;
-
+struct grad_fn : transform_fn<grad_fn<F, Argnums, HasAux, WithValue>, F> {
     template <class... Args>
-    auto operator()(Args const&... args) const {
-        if constexpr (any_traced<Args...>) {
-            return grad_trace<grad_fn, F, Argnums, HasAux, WithValue, std::remove_cvref_t<Args>...>::make();
-        } else {
-            return kiln::jit(*this)(args...);
-        }
-    }
+    using trace_of = grad_trace<grad_fn, F, Argnums, HasAux, WithValue, Args...>;
 };
 
 // ---------------------------------------------------------------------------------------------------
@@ -459,8 +451,13 @@ constexpr auto as_line(V const& v) {
 template <class F>
 struct jacobian_fn;
 
-template <class F, class X>
+// jacobian of a function of one argument; with any other number of arguments, a diagnostic.
+template <class F, class... Args>
 struct jacobian_trace {
+    static auto make() { return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, Args...>(); }
+};
+template <class F, class X>
+struct jacobian_trace<F, X> {
     using call = marked_call<jacobian_fn<F>, F, forward_kind, argnums_t<0>, X>;
     using rcall = marked_call<jacobian_fn<F>, F, reverse_kind, argnums_t<0>, X>;
     using XM = meta_of_tracer<std::conditional_t<traced_value<X>, X, tracer<constant<0>>>>;
@@ -532,17 +529,9 @@ struct jacobian_trace {
 };
 
 template <class F>
-struct jacobian_fn {
-    F f;
+struct jacobian_fn : transform_fn<jacobian_fn<F>, F> {
     template <class... Args>
-    auto operator()(Args const&... args) const {
-        if constexpr (any_traced<Args...>) {
-            if constexpr (sizeof...(Args) != 1) return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn, Args...>();
-            else return jacobian_trace<F, std::remove_cvref_t<Args>...>::make();
-        } else {
-            return kiln::jit(*this)(args...);
-        }
-    }
+    using trace_of = jacobian_trace<F, Args...>;
 };
 
 template <class T>
@@ -597,7 +586,7 @@ auto jvp(F f, std::tuple<Ps...> const& primals, std::tuple<Ts...> const& tangent
 // Square Jacobians (n == m, hessian's) are forward mode, as JAX's cookbook advises.
 template <class F>
 auto jacobian(F f) {
-    return detail::jacobian_fn<F>{std::move(f)};
+    return detail::jacobian_fn<F>{{std::move(f)}};
 }
 
 // The gradient of f (returning a floating-point scalar) with respect to argument 0, or those of
@@ -605,16 +594,16 @@ auto jacobian(F f) {
 template <class F, std::size_t... I>
 auto grad(F f, argnums_t<I...> = {}) {
     using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, false, false>{std::move(f)};
+    return detail::grad_fn<F, N, false, false>{{std::move(f)}};
 }
 template <class F, std::size_t... I>
 auto grad(F f, argnums_t<I...>, has_aux_t) {
     using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, true, false>{std::move(f)};
+    return detail::grad_fn<F, N, true, false>{{std::move(f)}};
 }
 template <class F>
 auto grad(F f, has_aux_t) {
-    return detail::grad_fn<F, argnums_t<0>, true, false>{std::move(f)};
+    return detail::grad_fn<F, argnums_t<0>, true, false>{{std::move(f)}};
 }
 
 // The Hessian of f (a scalar function of one fixed-size vector): the n x n matrix of second derivatives,
@@ -628,16 +617,16 @@ auto hessian(F f) {
 template <class F, std::size_t... I>
 auto value_and_grad(F f, argnums_t<I...> = {}) {
     using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, false, true>{std::move(f)};
+    return detail::grad_fn<F, N, false, true>{{std::move(f)}};
 }
 template <class F, std::size_t... I>
 auto value_and_grad(F f, argnums_t<I...>, has_aux_t) {
     using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, true, true>{std::move(f)};
+    return detail::grad_fn<F, N, true, true>{{std::move(f)}};
 }
 template <class F>
 auto value_and_grad(F f, has_aux_t) {
-    return detail::grad_fn<F, argnums_t<0>, true, true>{std::move(f)};
+    return detail::grad_fn<F, argnums_t<0>, true, true>{{std::move(f)}};
 }
 
 }  // namespace kiln

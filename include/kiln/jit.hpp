@@ -327,6 +327,22 @@ jitted<F> jit(F f, env e) {
     return jitted<F>(std::move(f), std::move(e));
 }
 
+namespace detail {
+// The function objects kiln's transforms return (grad_fn, jacobian_fn, vmap_fn): called inside a trace (some
+// argument is traced), they build their graph into it (Self::trace_of<Args...>::make()); called on values,
+// they are jitted and called, as jax.grad(f)(x) is.
+template <class Self, class F>
+struct transform_fn {
+    F f;
+
+    template <class... Args>
+    auto operator()(Args const&... args) const {
+        if constexpr (any_traced<Args...>) return Self::template trace_of<std::remove_cvref_t<Args>...>::make();
+        else return kiln::jit(static_cast<Self const&>(*this))(args...);
+    }
+};
+}  // namespace detail
+
 }  // namespace kiln
 
 #endif

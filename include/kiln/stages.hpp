@@ -58,29 +58,17 @@ struct plan_view {
     std::size_t const* outputs;
 };
 
-// The node whose value node i is (through aliases).
-inline std::size_t value_root(plan_view const& p, std::size_t i) {
-    while (p.alias[i]) i = p.edges[p.first[i]];
-    return i;
-}
-
 // For each node computed inside another's expression: the materialized nodes whose expressions compute it.
 inline std::vector<std::vector<std::size_t>> fused_into(plan_view const& p) {
     std::vector<std::vector<std::size_t>> into(p.n);
+    plan_arrays const arrays{p.first, p.edges, p.shape_edge, p.materialize, p.kind, p.alias};
+    std::vector<std::size_t> queue(p.n * max_recomputing_users + 1);
     for (std::size_t j = 0; j < p.n; ++j) {
         if (!p.materialize[j]) continue;
-        std::vector<std::size_t> stack{j};
-        while (!stack.empty()) {
-            std::size_t const u = stack.back();
-            stack.pop_back();
-            for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
-                if (p.shape_edge[c]) continue;
-                std::size_t const v = detail::value_root(p, p.edges[c]);
-                if (p.kind[v] != node_kind::computed || p.materialize[v]) continue;
-                into[v].push_back(j);
-                stack.push_back(v);
-            }
-        }
+        detail::walk_expression(arrays, j, queue.data(), queue.size(), [&](std::size_t, std::size_t, std::size_t v) {
+            if (p.kind[v] == node_kind::computed && !p.materialize[v]) into[v].push_back(j);
+            return true;
+        });
     }
     return into;
 }
@@ -216,33 +204,26 @@ constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_s
                             }()...};
     double const value_bytes[] = {0.0, detail::value_bytes<meta_at<K, I>>(ext[I])...};
     auto bytes = [&](std::size_t i) { return value_bytes[i + 1]; };
+    plan_arrays const arrays{p.first.data(), p.edges.data(), p.shape_edge.data(), p.materialize.data(), kind + 1, alias + 1};
     cost c{};
-    std::array<std::size_t, n * max_recomputing_users + 1> stack{};
+    std::array<std::size_t, n * max_recomputing_users + 1> queue{};
     std::array<std::size_t, n> read_by{};
     for (std::size_t j = 0; j < n; ++j) {
         if (!p.materialize[j]) continue;
         c.flops += flops[j + 1];
         c.bytes_written += bytes(j);
         if (p.owner[j] == j) c.temporary_bytes += bytes(j);
-        std::size_t top = 0;
-        stack[top++] = j;
-        while (top > 0) {
-            std::size_t const u = stack[--top];
-            for (std::size_t e = p.first[u]; e < p.first[u + 1]; ++e) {
-                if (p.shape_edge[e]) continue;
-                std::size_t v = p.edges[e];
-                while (alias[v + 1]) v = p.edges[p.first[v]];
-                if (kind[v + 1] == node_kind::constant) continue;
-                if (kind[v + 1] == node_kind::param || p.materialize[v]) {
-                    if (read_by[v] == j + 1) continue;  // one expression reads a stored value once
+        detail::walk_expression(arrays, j, queue.data(), queue.size(), [&](std::size_t, std::size_t, std::size_t v) {
+            if (kind[v + 1] == node_kind::computed && !p.materialize[v]) {
+                c.flops += flops[v + 1];
+            } else if (kind[v + 1] == node_kind::param || p.materialize[v]) {
+                if (read_by[v] != j + 1) {  // one expression reads a stored value once
                     read_by[v] = j + 1;
                     c.bytes_read += bytes(v);
-                } else if (top < stack.size()) {
-                    c.flops += flops[v + 1];
-                    stack[top++] = v;
                 }
             }
-        }
+            return true;
+        });
     }
     return c;
 }

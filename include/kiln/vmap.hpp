@@ -209,17 +209,9 @@ struct vmap_trace {
 };
 
 template <class F, class InAxes, int OutAxis>
-struct vmap_fn {
-    F f;
-
+struct vmap_fn : transform_fn<vmap_fn<F, InAxes, OutAxis>, F> {
     template <class... Args>
-    auto operator()(Args const&... args) const {
-        if constexpr (any_traced<Args...>) {
-            return vmap_trace<vmap_fn, F, InAxes, OutAxis, std::remove_cvref_t<Args>...>::make();
-        } else {
-            return kiln::jit(*this)(args...);
-        }
-    }
+    using trace_of = vmap_trace<vmap_fn, F, InAxes, OutAxis, Args...>;
 };
 
 }  // namespace detail
@@ -229,11 +221,11 @@ struct vmap_fn {
 // grad(... vmap(f) ...).
 template <class F, auto... In, int Out = 0>
 auto vmap(F f, in_axes_t<In...>, out_axes_t<Out> = {}) {
-    return detail::vmap_fn<F, in_axes_t<In...>, Out>{std::move(f)};
+    return detail::vmap_fn<F, in_axes_t<In...>, Out>{{std::move(f)}};
 }
 template <class F, int Out = 0>
 auto vmap(F f, out_axes_t<Out> = {}) {
-    return detail::vmap_fn<F, in_axes_t<0>, Out>{std::move(f)};
+    return detail::vmap_fn<F, in_axes_t<0>, Out>{{std::move(f)}};
 }
 
 }  // namespace kiln

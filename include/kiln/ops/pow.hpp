@@ -9,6 +9,7 @@
 #define KILN_OPS_POW_HPP
 
 #include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/ir/text.hpp>
 #include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/log.hpp>
@@ -40,24 +41,8 @@ constexpr T integer_power(T x, T y) {
 }
 
 // "y=<n>": the attribute text of integer_pow, built at compile time.
-struct exponent_text {
-    char chars[16]{};
-    std::size_t size = 0;
-    constexpr std::string_view view() const { return {chars, size}; }
-};
-constexpr exponent_text make_exponent_text(long long n) {
-    exponent_text t{};
-    char digits[12]{};
-    int k = 0;
-    long long v = n < 0 ? -n : n;
-    do digits[k++] = static_cast<char>('0' + v % 10);
-    while ((v /= 10) > 0);
-    t.chars[t.size++] = 'y';
-    t.chars[t.size++] = '=';
-    if (n < 0) t.chars[t.size++] = '-';
-    while (k > 0) t.chars[t.size++] = digits[--k];
-    return t;
-}
+using exponent_text = fixed_text<16>;
+constexpr exponent_text make_exponent_text(long long n) { return exponent_text{}.text("y=").number(n); }
 template <int N>
 inline constexpr exponent_text exponent_attr = make_exponent_text(N);
 }  // namespace detail

@@ -47,36 +47,27 @@ struct writes_in_place<K, std::index_sequence<I...>> {
         constexpr auto& p = plan_of<K>;
         constexpr std::size_t n = sizeof...(I);
         // Index j + 1 is node j (a leading entry keeps the arrays non-empty).
-        constexpr bool computed[] = {false, (info<node_of<K, I>>::kind == node_kind::computed)...};
+        constexpr node_kind kind[] = {node_kind::param, info<node_of<K, I>>::kind...};
         constexpr bool alias[] = {false, is_alias<node_of<K, I>>::value...};
-        constexpr bool pointwise[] = {false, (alias[I + 1] || info<node_of<K, I>>::pointwise)...};
+        constexpr bool pointwise[] = {false, info<node_of<K, I>>::pointwise...};
         constexpr int rank[] = {0, info<node_of<K, I>>::rank...};
         constexpr unsigned stretched[] = {0u, info<node_of<K, I>>::broadcast_mask...};
         if (p.outputs.size() != 1) return false;
         std::size_t const out = p.outputs[0];
-        if (!computed[out + 1] || alias[out + 1] || rank[out + 1] != 2 || !pointwise[out + 1]) return false;
+        if (kind[out + 1] != node_kind::computed || alias[out + 1] || rank[out + 1] != 2 || !pointwise[out + 1]) return false;
         for (std::size_t j = 0; j < n; ++j)
             if (j != out && p.materialize[j] && rank[j + 1] != 0) return false;
-        // The output's fused expression: out and the computed nodes inlined below it.
-        std::array<bool, n> seen{};
-        std::array<std::size_t, n> stack{};
-        std::size_t top = 0;
-        stack[top++] = out;
-        seen[out] = true;
-        while (top > 0) {
-            std::size_t const u = stack[--top];
-            if (!pointwise[u + 1]) return false;
-            for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
-                if (p.shape_edge[c]) continue;
-                if (operand_bit(stretched[u + 1], c - p.first[u])) return false;
-                std::size_t const v = p.edges[c];
-                if (computed[v + 1] && !p.materialize[v] && !seen[v]) {
-                    seen[v] = true;
-                    stack[top++] = v;
-                }
-            }
-        }
-        return true;
+        // The output's fused expression: out and the computed nodes inlined below it (aliases are their
+        // operands' values, element for element).
+        plan_arrays const arrays{p.first.data(), p.edges.data(), p.shape_edge.data(), p.materialize.data(), kind + 1, alias + 1};
+        std::array<std::size_t, n * max_recomputing_users + 1> queue{};
+        bool ok = true;
+        detail::walk_expression(arrays, out, queue.data(), queue.size(), [&](std::size_t u, std::size_t c, std::size_t v) {
+            ok = !operand_bit(stretched[u + 1], c - p.first[u]) &&
+                 (kind[v + 1] != node_kind::computed || p.materialize[v] || pointwise[v + 1]);
+            return ok;
+        });
+        return ok;
     }
     static constexpr bool value = check();
 };

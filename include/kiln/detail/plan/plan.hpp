@@ -3,6 +3,8 @@
 // planner<G>::make(): a constant table (a flat array of operand indices, use counts, and per node whether it is
 // materialized into a temporary or fused into its single user's Eigen expression). The passes are one
 // pack expansion each over the node list, with no recursion through the graph.
+// walk_expression: the one walk over what a materialized node's Eigen expression reads, used by the
+// planner, by lowered's as_text/as_dot/cost_analysis (stages.hpp) and by kiln::optim's in-place check.
 #ifndef KILN_DETAIL_PLAN_PLAN_HPP
 #define KILN_DETAIL_PLAN_PLAN_HPP
 
@@ -62,6 +64,47 @@ struct is_alias : std::false_type {};
 template <class P, class... Children>
 struct is_alias<node<P, Children...>> : primitive_is_alias<P> {};
 
+// The arrays a walk over a plan reads, entry j for node j (the plan's own and its node kinds and aliases):
+// plain pointers, so one walk serves the planner's constant tables and lowered's run-time views alike.
+struct plan_arrays {
+    std::size_t const* first;  // operands of node j: edges[first[j] .. first[j + 1])
+    std::size_t const* edges;
+    bool const* shape_edge;
+    bool const* materialize;
+    node_kind const* kind;
+    bool const* alias;
+};
+
+// The node whose value node i is: i, or for an alias its operand's (through chains of aliases).
+constexpr std::size_t value_root(plan_arrays const& p, std::size_t i) {
+    while (p.alias[i]) i = p.edges[p.first[i]];
+    return i;
+}
+
+// The Eigen expression of materialized node j: j and the computed nodes fused into it (inline, not
+// materialized). For every edge c by which a node u of the expression reads a value (edges read for extents
+// only are skipped), visit(u, c, v) is called with v the node whose value that is: an alias is stepped
+// through to its operand, since it has no code of its own. A computed v that is not materialized is then
+// walked in turn (breadth first, in edge order). A node recomputed in several expressions (see
+// recomputed_when_shared) may be walked more than once in one, once per use. visit returns false to stop.
+// queue: scratch of at least n * max_recomputing_users + 1 entries (every node of the expression is one
+// use of a fused node, and only recomputed nodes, whose operands are stored, have more than one use).
+template <class Visit>
+constexpr void walk_expression(plan_arrays const& p, std::size_t j, std::size_t* queue, std::size_t capacity,
+                               Visit&& visit) {
+    std::size_t size = 0, top = 0;
+    queue[size++] = j;
+    while (top < size) {
+        std::size_t const u = queue[top++];
+        for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
+            if (p.shape_edge[c]) continue;
+            std::size_t const v = detail::value_root(p, p.edges[c]);
+            if (!visit(u, c, v)) return;
+            if (p.kind[v] == node_kind::computed && !p.materialize[v] && size < capacity) queue[size++] = v;
+        }
+    }
+}
+
 template <std::size_t N, std::size_t E, std::size_t O>
 struct plan_data {
     std::array<std::size_t, N + 1> first{};       // operands of node j: edges[first[j] .. first[j + 1])
@@ -105,45 +148,39 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // with it: every use of i is inside j's fused expression, read element for element (only pointwise
     // primitives, i never stretched), i is no output, and both have the same storage. Eigen evaluates
     // such an assignment in place correctly, so y = y*y + y needs one buffer, not one per step.
-    static constexpr void assign_buffers(data& p, node_kind const* kind, int const* rank, unsigned const* mask) {
+    static constexpr void assign_buffers(data& p, plan_arrays const& arrays, int const* rank, unsigned const* mask) {
         constexpr bool pointwise[] = {false, info<Ns>::pointwise...};
         constexpr long rows[] = {0, info<Ns>::rows...}, cols[] = {0, info<Ns>::cols...};
         constexpr int dtype[] = {0, static_cast<int>(sizeof(typename info<Ns>::scalar) * 4 +
                                                      dtype_kind<typename info<Ns>::scalar>())...};
         // Linear in nodes and edges overall: the scratch arrays are shared, entries are reset when first
         // seen for a given j (seen[v] == j + 1), and only the operands j's expression reads are tried.
-        std::array<std::size_t, n * max_recomputing_users + 1> cluster{};
+        std::array<std::size_t, n * max_recomputing_users + 1> queue{};
         std::array<std::size_t, n> reads{}, seen{}, read_list{};
         std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialize[j] || rank[j] != 2 || !pointwise[j + 1]) continue;
-            // j's fused expression: j and the inline nodes below it (a tree, but for recomputed nodes,
-            // which may appear more than once and whose stored operands other expressions read too: no
-            // buffer reuse then).
-            std::size_t size = 0, top = 0, num_reads = 0;
-            cluster[size++] = j;
+            // j's fused expression is a tree, but for recomputed nodes, which may appear more than once and
+            // whose stored operands other expressions read too: no buffer reuse then.
+            std::size_t num_reads = 0;
             bool all_pointwise = true;
-            while (top < size) {
-                std::size_t const u = cluster[top++];
-                all_pointwise = all_pointwise && pointwise[u + 1] && (u == j || p.uses[u] <= 1);
-                for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
-                    std::size_t const v = p.edges[c];
-                    if (kind[v] != node_kind::computed || p.shape_edge[c]) continue;
-                    if (p.materialize[v]) {
-                        if (seen[v] != j + 1) {
-                            seen[v] = j + 1;
-                            reads[v] = 0;
-                            stretched[v] = false;
-                            read_list[num_reads++] = v;
-                        }
-                        ++reads[v];
-                        stretched[v] = stretched[v] || operand_bit(mask[u], c - p.first[u]);
-                    } else {
-                        cluster[size++] = v;
-                    }
+            detail::walk_expression(arrays, j, queue.data(), queue.size(), [&](std::size_t u, std::size_t c, std::size_t v) {
+                if (arrays.kind[v] != node_kind::computed) return true;
+                if (!p.materialize[v]) {
+                    all_pointwise = pointwise[v + 1] && p.uses[v] <= 1;
+                    return all_pointwise;
                 }
-            }
+                if (seen[v] != j + 1) {
+                    seen[v] = j + 1;
+                    reads[v] = 0;
+                    stretched[v] = false;
+                    read_list[num_reads++] = v;
+                }
+                ++reads[v];
+                stretched[v] = stretched[v] || operand_bit(mask[u], c - p.first[u]);
+                return true;
+            });
             if (!all_pointwise) continue;
             for (std::size_t r = 0; r < num_reads; ++r) {
                 std::size_t const i = read_list[r];
@@ -162,27 +199,21 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // A materialized node whose fused expression reads one stored value (an argument or a temporary)
     // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
     // out-of-line assignment loop the reads are distinct references and each costs a load per element.
-    static constexpr void find_rereads(data& p, node_kind const* kind) {
-        std::array<std::size_t, n * max_recomputing_users + 1> cluster{};
+    static constexpr void find_rereads(data& p, plan_arrays const& arrays) {
+        std::array<std::size_t, n * max_recomputing_users + 1> queue{};
         std::array<std::size_t, n> seen{};
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialize[j]) continue;
-            std::size_t size = 0, top = 0;
-            cluster[size++] = j;
-            while (top < size && !p.rereads[j]) {
-                std::size_t const u = cluster[top++];
-                for (std::size_t c = p.first[u]; c < p.first[u + 1]; ++c) {
-                    std::size_t const v = p.edges[c];
-                    if (kind[v] == node_kind::constant || p.shape_edge[c]) continue;
-                    if (kind[v] == node_kind::computed && !p.materialize[v]) {
-                        cluster[size++] = v;
-                    } else if (seen[v] == j + 1) {
-                        p.rereads[j] = true;
-                    } else {
-                        seen[v] = j + 1;
-                    }
+            detail::walk_expression(arrays, j, queue.data(), queue.size(), [&](std::size_t, std::size_t, std::size_t v) {
+                node_kind const k = arrays.kind[v];
+                if (k == node_kind::constant || (k == node_kind::computed && !p.materialize[v])) return true;
+                if (seen[v] == j + 1) {
+                    p.rereads[j] = true;
+                    return false;
                 }
-            }
+                seen[v] = j + 1;
+                return true;
+            });
         }
     }
 
@@ -250,8 +281,9 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
             p.num_buffers = p.num_materialized;
         } else {
-            assign_buffers(p, kind, rank, mask);
-            find_rereads(p, kind);
+            plan_arrays const arrays{p.first.data(), p.edges.data(), p.shape_edge.data(), p.materialize.data(), kind, alias};
+            assign_buffers(p, arrays, rank, mask);
+            find_rereads(p, arrays);
         }
         return p;
     }

@@ -7,6 +7,7 @@
 
 #include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/ir/text.hpp>
 #include <kiln/dtype.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
@@ -121,27 +122,8 @@ constexpr auto as_column_vector(X const& x) {
 }
 
 // The IR attribute text of a primitive, built at compile time: numbers, with "*" for an extent known only
-// at run time.
-struct attr_text {
-    char chars[160]{};
-    std::size_t size = 0;
-
-    constexpr attr_text& text(std::string_view s) {
-        for (char ch : s) chars[size++] = ch;
-        return *this;
-    }
-    constexpr attr_text& number(long n) {
-        if (n < 0) return text("*");
-        char digits[20]{};
-        int k = 0;
-        do digits[k++] = static_cast<char>('0' + n % 10);
-        while ((n /= 10) > 0);
-        while (k > 0) chars[size++] = digits[--k];
-        return *this;
-    }
-    constexpr attr_text& pair(long a, long b) { return text("(").number(a).text(",").number(b).text(")"); }
-    constexpr std::string_view view() const { return {chars, size}; }
-};
+// at run time (pair(rows, cols)).
+using attr_text = fixed_text<160>;
 
 // Which argument an operand is, for run-time messages: its index, or -1 for a value computed inside the
 // traced function.

@@ -6,12 +6,15 @@
 #ifndef KILN_DETAIL_TRACE_ACCESS_HPP
 #define KILN_DETAIL_TRACE_ACCESS_HPP
 
+#include <kiln/detail/ir/text.hpp>
 #include <kiln/path.hpp>
 
 #include <boost/hana/at.hpp>
 #include <boost/hana/at_key.hpp>
 #include <boost/hana/core/tag_of.hpp>
+#include <boost/hana/keys.hpp>
 #include <boost/hana/tuple.hpp>
+#include <boost/mp11/list.hpp>
 #include <boost/pfr/detail/core.hpp>
 #include <boost/pfr/detail/sequence_tuple.hpp>
 
@@ -128,23 +131,20 @@ struct path_walk<arg_path<I, Leaf, Steps...>> {
     }
 };
 
-// "args[2].w[0]": a constant, built at compile time; `suffix` is where the steps begin.
-struct path_chars {
-    char chars[256]{};
-    std::size_t size = 0, suffix = 0;
+// The keys of a Hana struct or a boost::hana::map, in the order of hana::keys, as an mp_list.
+template <class Keys>
+struct key_list;
+template <template <class...> class L, class... Keys>
+struct key_list<L<Keys...>> {
+    using type = boost::mp11::mp_list<Keys...>;
+};
+template <class A>
+using map_keys = typename key_list<decltype(boost::hana::keys(std::declval<A const&>()))>::type;
 
-    constexpr void text(std::string_view s) {
-        for (char c : s) chars[size++] = c;
-    }
-    constexpr void number(std::size_t n) {
-        char digits[20]{};
-        std::size_t k = 0;
-        do {
-            digits[k++] = static_cast<char>('0' + n % 10);
-            n /= 10;
-        } while (n > 0);
-        while (k > 0) chars[size++] = digits[--k];
-    }
+// "args[2].w[0]": a constant, built at compile time; `suffix` is where the steps begin.
+struct path_chars : fixed_text<256> {
+    std::size_t suffix = 0;
+
     template <class Step>
     constexpr void step(Step*) {}
     template <std::size_t K>

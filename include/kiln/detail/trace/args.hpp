@@ -348,13 +348,7 @@ struct arg_rule<A, Site, arg_kind::aggregate>
 
 // A Hana struct or a boost::hana::map with compile-time string keys: a boost::hana::map from the same
 // keys to the converted members, in the order of hana::keys.
-template <class Keys>
-struct key_list;
-template <template <class...> class L, class... Keys>
-struct key_list<L<Keys...>> {
-    using type = mp_list<Keys...>;
-};
-template <class A, class Keys = typename key_list<decltype(boost::hana::keys(std::declval<A const&>()))>::type>
+template <class A, class Keys = map_keys<A>>
 struct hana_children;
 template <class A, class... Keys>
 struct hana_children<A, mp_list<Keys...>> {
@@ -384,8 +378,6 @@ struct arg_rule<A, Site, arg_kind::hana_struct>
 // A boost::hana::map: as a Hana struct, once every key is a compile-time string.
 template <class Key>
 using is_hana_string = std::bool_constant<std::is_same_v<boost::hana::tag_of_t<Key>, boost::hana::string_tag>>;
-template <class A>
-using map_keys = typename key_list<decltype(boost::hana::keys(std::declval<A const&>()))>::type;
 
 template <class A, class Site, bool AllStrings = boost::mp11::mp_all_of<map_keys<A>, is_hana_string>::value>
 struct hana_map_rule

@@ -240,7 +240,7 @@ struct map_holds_tracer<M, mp_list<Keys...>>
     : std::disjunction<holds_tracer<std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), Keys{}))>>...> {};
 template <class M>
     requires std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>
-struct holds_tracer<M> : map_holds_tracer<M, typename key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type> {};
+struct holds_tracer<M> : map_holds_tracer<M, map_keys<M>> {};
 
 
 // Whether any argument is traced (then a transform builds into the graph being traced, else it jits).

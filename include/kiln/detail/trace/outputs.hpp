@@ -10,6 +10,7 @@
 #include <kiln/arguments.hpp>
 #include <kiln/detail/ir/meta.hpp>
 #include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/trace/access.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
@@ -27,13 +28,6 @@
 #include <utility>
 
 namespace kiln::detail {
-
-template <class Keys>
-struct map_key_list;
-template <template <class...> class L, class... Keys>
-struct map_key_list<L<Keys...>> {
-    using type = mp_list<Keys...>;
-};
 
 struct out_leaf {
     static constexpr std::size_t leaves = 1;
@@ -114,7 +108,7 @@ struct out_map_of {
     template <class... Children>
     using type = out_map<Keys, Children...>;
 };
-template <class M, class Keys = typename map_key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type>
+template <class M, class Keys = map_keys<M>>
 struct outputs_of_map;
 template <class M, class... Keys>
 struct outputs_of_map<M, mp_list<Keys...>>

@@ -132,8 +132,6 @@ struct bind<Tag, fields<A, Vs...>, Leaf, Where>
 // bound (keys in the same order).
 template <class M>
 concept hana_map_value = std::is_same_v<boost::hana::tag_of_t<M>, boost::hana::map_tag>;
-template <class M>
-using map_keys_of = typename key_list<decltype(boost::hana::keys(std::declval<M const&>()))>::type;
 template <class M, class K>
 using map_value_of = std::remove_cvref_t<decltype(boost::hana::at_key(std::declval<M const&>(), K{}))>;
 template <class Keys>
@@ -143,7 +141,7 @@ struct map_with_keys<mp_list<Keys...>> {
     template <class... Vs>
     using type = decltype(boost::hana::make_map(boost::hana::make_pair(Keys{}, Vs{})...));
 };
-template <class Tag, class M, std::size_t Leaf, class Where, class Keys = map_keys_of<M>>
+template <class Tag, class M, std::size_t Leaf, class Where, class Keys = map_keys<M>>
 struct bind_map;
 template <class Tag, class M, std::size_t Leaf, class Where, class... Keys>
 struct bind_map<Tag, M, Leaf, Where, mp_list<Keys...>> {
@@ -182,7 +180,7 @@ struct rebuild<std::array<T, N>, Leaf> {  // an output pytree's std::array (kiln
     using type = std::array<typename rebuild<T, Leaf>::type, N>;
 };
 
-template <class M, template <class> class Leaf, class Keys = map_keys_of<M>>
+template <class M, template <class> class Leaf, class Keys = map_keys<M>>
 struct rebuild_map;
 template <class M, template <class> class Leaf, class... Keys>
 struct rebuild_map<M, Leaf, mp_list<Keys...>> {
