@@ -1,0 +1,206 @@
+// One node evaluated: its run-time extents from its operands' (its primitive's shape rule; a mismatch
+// throws kiln::shape_error naming the operands), its Eigen expression with the fused nodes below it, its
+// materialization into its temporary; and the outputs collected in the shape f returned them.
+#ifndef KILN_DETAIL_EVAL_NODE_HPP
+#define KILN_DETAIL_EVAL_NODE_HPP
+
+#include <kiln/detail/eval/context.hpp>
+#include <kiln/detail/eval/text.hpp>
+#include <kiln/detail/ir/primitive.hpp>
+#include <kiln/detail/trace/outputs.hpp>
+#include <kiln/errors.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+namespace kiln::detail {
+
+// How a node is split across threads (node_eval::split_for).
+enum class split_kind { none, pointwise, assign, reduce };
+
+// Node I with its operands: its shape rule, its fused expression and its materialization.
+template <class K, std::size_t I, class Seq = std::make_index_sequence<arity_of<K, I>>>
+struct node_eval;
+template <class K, std::size_t I, std::size_t... J>
+struct node_eval<K, I, std::index_sequence<J...>> {
+    using primitive = typename info<node_of<K, I>>::primitive;
+    // How the primitive evaluates on these operands (detail/ir/primitive.hpp).
+    using evaluated = typename primitive_traits<primitive>::template evaluated<meta_at<K, operand_of<K, I, J>>...>;
+    static constexpr bool all_static = ((meta_at<K, operand_of<K, I, J>>::rows >= 0 &&
+                                         meta_at<K, operand_of<K, I, J>>::cols >= 0) && ... && true);
+
+    template <std::size_t N>
+    static shape_check shape(std::array<extent, N> const& ext) {
+        return primitive::template shape<meta_at<K, operand_of<K, I, J>>...>(ext[operand_of<K, I, J>]...);
+    }
+    // The operands' values, or for an operand read for its extents only (see graph.hpp), a placeholder.
+    template <std::size_t Slot, class Ctx>
+    static decltype(auto) operand(Ctx& ctx) {
+        if constexpr (operand_bit(primitive_shape_only<primitive>::value, Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
+        else return detail::value<K, operand_of<K, I, Slot>>(ctx);
+    }
+    template <class Ctx, std::size_t Slot>
+    using operand_t = decltype(node_eval::operand<Slot>(std::declval<Ctx&>()));
+    template <class Ctx>
+    static auto lower(Ctx& ctx) {
+        return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I],
+                                                                              node_eval::operand<J>(ctx)...);
+    }
+    template <class Ctx>
+    static void materialize(Ctx& ctx) {
+        auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
+        if constexpr (evaluated::template by_assign<std::remove_reference_t<decltype(dst)>, extent, operand_t<Ctx, J>...>) {
+            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I],
+                                                                           node_eval::operand<J>(ctx)...);
+        } else if constexpr (meta_at<K, I>::rank == 0) {
+            dst = node_eval::lower(ctx);
+        } else {
+            dst.resize(ctx.ext[I].rows, ctx.ext[I].cols);
+            dst.array() = detail::as_array(node_eval::lower(ctx));
+        }
+    }
+    // The same, with every call inside inlined: for nodes whose expression reads a stored value twice
+    // (plan.rereads), so the compiler sees one object and loads it once per element.
+    template <class Ctx>
+    [[gnu::flatten]] static void materialize_inlined(Ctx& ctx) {
+        node_eval::materialize(ctx);
+    }
+    template <std::size_t N>
+    static constexpr double flops(std::array<extent, N> const& ext) {
+        return primitive::flops(ext[I], ext[operand_of<K, I, J>]...);
+    }
+    static constexpr double static_flops() {  // all extents fixed
+        return primitive::flops(detail::static_extent<meta_at<K, I>>(), detail::static_extent<meta_at<K, operand_of<K, I, J>>>()...);
+    }
+
+    // Splitting the node across threads (kiln::thread_pool). How, is the primitive's to say:
+    //   pointwise          rows or columns of the output, each part its block of the fused expression
+    //   assign_part        the primitive writes part p of `parts` of its output (matmul: a block of rows)
+    //   reduce_part        a rank-0 reduction: each part reduces its block, reduce_combine the partials
+    template <class Ctx>
+    static constexpr split_kind split_for() {
+        using M = meta_at<K, I>;
+        if constexpr (M::rank == 0 && evaluated::template by_partial_reductions<extent, operand_t<Ctx, J>...>) {
+            return split_kind::reduce;
+        } else if constexpr (M::rank == 0) {
+            return split_kind::none;
+        } else if constexpr (evaluated::template by_parts<storage_t<M>, extent, operand_t<Ctx, J>...>) {
+            return split_kind::assign;
+        } else if constexpr (info<node_of<K, I>>::pointwise &&
+                             !evaluated::template by_assign<storage_t<M>, extent, operand_t<Ctx, J>...>) {
+            return split_kind::pointwise;
+        } else {
+            return split_kind::none;
+        }
+    }
+    // Part `part` of `parts`; the destination has been sized by the caller (not for reductions).
+    template <class Ctx>
+    static void materialize_part(Ctx& ctx, int part, int parts) {
+        auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
+        extent const out = ctx.ext[I];
+        if constexpr (split_for<Ctx>() == split_kind::assign) {
+            primitive::template assign_part<meta_at<K, operand_of<K, I, J>>...>(dst, out, part, parts,
+                                                                                 node_eval::operand<J>(ctx)...);
+        } else {
+            bool const by_cols = out.cols > 1;
+            auto const [begin, size] = detail::part_range(by_cols ? out.cols : out.rows, part, parts);
+            auto const expr = node_eval::lower(ctx);  // held here: a view of a temporary would dangle
+            auto const src = detail::as_array(expr);
+            if (by_cols) dst.array().middleCols(begin, size) = src.middleCols(begin, size);
+            else dst.array().middleRows(begin, size) = src.middleRows(begin, size);
+        }
+    }
+    template <class Ctx>
+    static auto reduce_part(Ctx& ctx, int part, int parts) {
+        return primitive::template reduce_part<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I], part, parts,
+                                                                                    node_eval::operand<J>(ctx)...);
+    }
+    template <class R>
+    static R reduce_combine(R const* partials, int parts) {
+        return primitive::template reduce_combine<meta_at<K, operand_of<K, I, J>>...>(partials, parts);
+    }
+};
+
+template <class K, std::size_t I, class Ctx>
+decltype(auto) value(Ctx& ctx) {
+    using In = info<node_of<K, I>>;
+    if constexpr (In::kind == node_kind::param) return detail::param_value<typename In::path, meta_at<K, I>>(ctx.args);
+    else if constexpr (In::kind == node_kind::constant) return typename In::scalar{In::value};
+    else if constexpr (is_alias<node_of<K, I>>::value) return detail::value<K, operand_of<K, I, 0>>(ctx);
+    else if constexpr (plan_of<K>.materialize[I]) return std::as_const(detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
+    else return node_eval<K, I>::lower(ctx);
+}
+
+// Cold and out of line: the error path must not weigh on the code of the evaluation around it.
+template <class K, std::size_t I, std::size_t N, std::size_t... J>
+[[noreturn, gnu::cold, gnu::noinline]] void throw_shape_error(std::array<extent, N> const& ext, shape_check const& check,
+                                    std::index_sequence<J...>) {
+    std::string const names[] = {detail::node_name<K, operand_of<K, I, J>>()...};
+    std::string const shapes[] = {detail::shape_text<meta_at<K, operand_of<K, I, J>>>(ext[operand_of<K, I, J>])...};
+    detail::throw_shape_error(info<node_of<K, I>>::primitive::name, I, names, shapes, sizeof...(J), check);
+}
+
+template <class K, std::size_t I, std::size_t N, class Args>
+int compute_extent(std::array<extent, N>& ext, Args const& args) {
+    using In = info<node_of<K, I>>;
+    if constexpr (In::kind == node_kind::param) {
+        ext[I] = detail::param_extent<typename In::path, meta_at<K, I>>(args);
+    } else if constexpr (In::kind == node_kind::constant) {
+        ext[I] = {1, 1};
+    } else if constexpr (node_eval<K, I>::all_static) {
+        // Every operand's extents are fixed: the rule already checked them at compile time, and no
+        // error path is instantiated.
+        ext[I] = {meta_at<K, I>::rows, meta_at<K, I>::cols};
+    } else {
+        shape_check const check = node_eval<K, I>::shape(ext);
+        if (check.bad_operand >= 0)
+            detail::throw_shape_error<K, I>(ext, check, std::make_index_sequence<arity_of<K, I>>{});
+        ext[I] = check.out;
+    }
+    return 0;
+}
+
+template <class K, std::size_t... I, class Args>
+void compute_extents(std::array<extent, sizeof...(I)>& ext, Args const& args, std::index_sequence<I...>) {
+    [[maybe_unused]] int expand[] = {0, detail::compute_extent<K, I>(ext, args)...};
+}
+
+template <class M>
+using result_t = std::conditional_t<M::rank == 0, typename M::scalar,
+                                    Eigen::Matrix<typename M::scalar, static_cast<int>(M::rows),
+                                                  static_cast<int>(M::cols)>>;
+
+// The node whose value node I is: I, or for an alias its operand's (the planner handed it I's uses).
+template <class K, std::size_t I>
+constexpr std::size_t alias_root() {
+    if constexpr (is_alias<node_of<K, I>>::value) return detail::alias_root<K, operand_of<K, I, 0>>();
+    else return I;
+}
+
+template <class K, std::size_t O, class Ctx>
+auto output_value(Ctx& ctx) {
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t i = plan.outputs[O];
+    constexpr std::size_t r = detail::alias_root<K, i>();  // an output's temporary: its own or its alias's
+    using M = meta_at<K, i>;
+    using R = result_t<M>;
+    if constexpr (plan.materialize[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
+    else if constexpr (plan.materialize[r]) return R(detail::slot_get<plan.owner[r]>(ctx.store));
+    else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
+    else return R(detail::as_matrix(detail::value<K, i>(ctx)));
+}
+
+// The outputs in the shape f returned them (a value, or a tuple, pair or array of them, nested).
+template <class K, class Ctx>
+auto collect_outputs(Ctx& ctx) {
+    return build_output<typename K::graph::output_tree, 0>::make(
+        [&](auto index) { return detail::output_value<K, decltype(index)::value>(ctx); });
+}
+
+}  // namespace kiln::detail
+
+#endif

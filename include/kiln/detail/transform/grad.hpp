@@ -1,0 +1,139 @@
+// grad and value_and_grad on the static graph: f traced with its differentiated arguments marked, the
+// reverse pass of detail/transform/autodiff.hpp, the gradients rebuilt in the arguments' pytree.
+#ifndef KILN_DETAIL_TRANSFORM_GRAD_HPP
+#define KILN_DETAIL_TRANSFORM_GRAD_HPP
+
+#include <kiln/detail/transform/derivative.hpp>
+#include <kiln/arguments.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/transform/autodiff.hpp>
+#include <kiln/detail/transform/bind.hpp>
+#include <kiln/errors.hpp>
+#include <kiln/jit.hpp>
+#include <kiln/ops/concatenate.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/ops/matrix.hpp>
+#include <kiln/ops/reshape.hpp>
+#include <kiln/ops/shaped_like.hpp>
+#include <kiln/ops/transpose.hpp>
+#include <kiln/ops/wrt.hpp>
+#include <kiln/path.hpp>
+
+#include <boost/hana/at_key.hpp>
+#include <boost/hana/keys.hpp>
+#include <boost/hana/map.hpp>
+#include <boost/hana/pair.hpp>
+#include <boost/mp11/algorithm.hpp>
+
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace kiln {
+
+namespace detail {
+// ---------------------------------------------------------------------------------------------------
+// grad and value_and_grad.
+// ---------------------------------------------------------------------------------------------------
+template <class F, class Argnums, bool HasAux, bool WithValue>
+struct grad_fn;
+
+template <class Self, class F, class Argnums, bool HasAux, bool WithValue, class... Args>
+struct grad_trace {
+    using call = marked_call<Self, F, reverse_kind, Argnums, Args...>;
+    using result = std::remove_cvref_t<typename call::result>;
+    // The differentiated value, and the auxiliary result.
+    template <class R, bool Aux = HasAux>
+    struct split {
+        using value = R;
+        using aux = void;
+    };
+    template <class R>
+        requires(arity_of_tuple<R>::value == 2)
+    struct split<R, true> {
+        using value = std::remove_cvref_t<std::tuple_element_t<0, R>>;
+        using aux = std::remove_cvref_t<std::tuple_element_t<1, R>>;
+    };
+    using value = typename split<result>::value;
+    static constexpr bool scalar_ok = [] {
+        if constexpr (traced_value<value>) {
+            using M = meta_of_tracer<value>;
+            return M::rank == 0 && std::is_floating_point_v<typename M::scalar>;
+        } else {
+            return false;
+        }
+    }();
+    template <class R>
+    struct described {
+        using type = R;
+    };
+    template <traced_value R>
+    struct described<R> {
+        using type = operand_description<meta_of_tracer<R>>;
+    };
+    static constexpr bool valid = call::valid && scalar_ok;
+    // (Nothing more after a failed call, which was reported; void: a forgotten return or, with g++, a body
+    // that did not compile.)
+    static constexpr bool returned = !std::is_same_v<result, failed_trace> && !std::is_void_v<result>;
+    static constexpr bool ok =
+        call::args_ok && raise_if<call::valid && std::is_void_v<result>, diagnostic::void_result, result>::ok &&
+        raise_if<call::valid && returned && !scalar_ok, diagnostic::needs_scalar_output, grad_fn<F, Argnums, HasAux, WithValue>,
+                 typename described<result>::type>::ok;
+
+    template <class V, bool Ok = ok>
+    struct pass_for {
+        using seed = constant<typename meta_of_tracer<V>::scalar(1)>;
+        using type = reverse_pass<mp_list<typename V::kiln_expr>, mp_list<seed>, typename call::wrt>;
+    };
+    template <class W>
+    struct gradient_leaf {
+        using type = derivative_or_zeros<W, typename pass_for<value>::type::template of<W>::type, mp_list<typename value::kiln_expr>>;
+    };
+    template <std::size_t I>
+    using gradient = typename rebuild<typename call::template arg<I>, gradient_leaf>::type;
+
+    template <class N>
+    struct gradients;
+    template <std::size_t... N>
+    struct gradients<argnums_t<N...>> {
+        using type = std::tuple<gradient<N>...>;
+    };
+    template <std::size_t N>
+    struct gradients<argnums_t<N>> {
+        using type = gradient<N>;
+    };
+
+    static auto make() {
+        if constexpr (!valid) {
+            static_cast<void>(ok);
+            return failed_trace{};
+        } else {
+            return make_ok<typename gradients<Argnums>::type>();
+        }
+    }
+    template <class grads>
+    static auto make_ok() {
+        if constexpr (HasAux && WithValue) {
+            return std::pair<std::pair<value, typename split<result>::aux>, grads>{};
+        } else if constexpr (HasAux) {
+            return std::pair<grads, typename split<result>::aux>{};
+        } else if constexpr (WithValue) {
+            return std::pair<value, grads>{};
+        } else {
+            return grads{};
+        }
+    }
+};
+
+template <class F, class Argnums, bool HasAux, bool WithValue>
+struct grad_fn : transform_fn<grad_fn<F, Argnums, HasAux, WithValue>, F> {
+    template <class... Args>
+    using trace_of = grad_trace<grad_fn, F, Argnums, HasAux, WithValue, Args...>;
+};
+
+}  // namespace detail
+}  // namespace kiln
+
+#endif
