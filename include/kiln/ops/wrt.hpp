@@ -32,14 +32,6 @@ struct wrt_p : detail::elementwise_unary<wrt_p<Tag>> {
     }
 };
 }  // namespace ops
-
-namespace detail {
-// The differentiated leaf Tag of the traced value x.
-template <class Tag, traced_value X>
-constexpr auto mark_wrt(X const&) {
-    return make_node<ops::wrt_p<Tag>, X>();
-}
-}  // namespace detail
 }  // namespace kiln
 
 #endif
