@@ -29,7 +29,9 @@ struct max_p : detail::extremum<max_p<Axis, KeepDims>, Axis, KeepDims> {
         else if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
         else return std::numeric_limits<T>::lowest();
     }
-    // Eigen's functions (detail::extremum): the larger of two elements, NaN propagating; any of bools.
+    // Eigen's functions (detail::extremum), NaN propagating: the largest element of an array, the larger of
+    // two elements (along an axis); any of bools.
+    static auto of_array(auto const& v) { return v.template maxCoeff<Eigen::PropagateNaN>(); }
     template <class T>
     using pick = Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>;
     static auto of_bools(auto const& v) { return v.any(); }

@@ -29,7 +29,9 @@ struct min_p : detail::extremum<min_p<Axis, KeepDims>, Axis, KeepDims> {
         else if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
         else return std::numeric_limits<T>::max();
     }
-    // Eigen's functions (detail::extremum): the smaller of two elements, NaN propagating; all of bools.
+    // Eigen's functions (detail::extremum), NaN propagating: the smallest element of an array, the smaller of
+    // two elements (along an axis); all of bools.
+    static auto of_array(auto const& v) { return v.template minCoeff<Eigen::PropagateNaN>(); }
     template <class T>
     using pick = Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>;
     static auto of_bools(auto const& v) { return v.all(); }

@@ -240,18 +240,22 @@ auto wrapping_reduce(V const& v, Reduce reduce) {
 }
 
 // The rule of max and min, the reductions that keep one extreme element (lax.reduce_max, reduce_min).
-// Derived supplies, besides a reduction's name, flags and identity<T>(), its Eigen functions:
-// pick<T>, the functor that keeps the larger (smaller) of two elements with NaN propagating, as in JAX
-// and NumPy (Eigen's default leaves it unspecified), and of_bools(v), any (all) of bools.
+// Derived supplies, besides a reduction's name, flags and identity<T>(), its Eigen functions, with NaN
+// propagating as in JAX and NumPy (Eigen's default leaves it unspecified): of_array(v), the extreme
+// element of an array; pick<T>, the functor that keeps the larger (smaller) of two elements (along an
+// axis); of_bools(v), any (all) of bools (an array or a vectorwise view).
 template <class Derived, int Axis, bool KeepDims = true>
 struct extremum : reduction<Derived, Axis, KeepDims> {
-    // v is an array (over everything) or a vectorwise view (along an axis): both reduce with redux.
     static auto all(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return Derived::of_bools(v);
+        else return Derived::of_array(v);
+    }
+    static auto along(auto const& v) {
         using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
         if constexpr (std::is_same_v<T, bool>) return Derived::of_bools(v);
         else return v.redux(typename Derived::template pick<T>());
     }
-    static auto along(auto const& v) { return extremum::all(v); }
 
     // The cotangent goes to the elements equal to the result, split evenly among ties (as JAX's rule).
     static constexpr auto ties(auto y, auto x) {
