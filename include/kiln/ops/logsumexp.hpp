@@ -94,17 +94,11 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
 };
 }  // namespace ops
 
-template <traced_value X>
-constexpr auto logsumexp(X const&) {
-    return detail::make_node<ops::logsumexp_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto logsumexp(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::logsumexp_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto logsumexp(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::logsumexp_p<Axis, Keep>, X>();
+// logsumexp(x), logsumexp(x, axis<A>) or logsumexp(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto logsumexp(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::logsumexp_p, Opt...>, X>();
 }
 }  // namespace kiln
 

@@ -18,7 +18,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
-struct max_p : detail::reduction<max_p<Axis, KeepDims>, Axis, KeepDims> {
+struct max_p : detail::extremum<max_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "max";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
@@ -29,45 +29,20 @@ struct max_p : detail::reduction<max_p<Axis, KeepDims>, Axis, KeepDims> {
         else if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
         else return std::numeric_limits<T>::lowest();
     }
-    // NaN propagates, as in JAX and NumPy (Eigen's default leaves it unspecified).
-    static auto all(auto const& v) {
-        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
-        if constexpr (std::is_same_v<T, bool>) return v.any();
-        else return v.template maxCoeff<Eigen::PropagateNaN>();
-    }
-    static auto along(auto const& v) {
-        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
-        if constexpr (std::is_same_v<T, bool>) return v.any();
-        else return v.redux(Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>());
-    }
-    // The cotangent goes to the elements equal to the result, split evenly among ties (as JAX's rule).
-    static constexpr auto ties(auto y, auto x) {
-        return cast<typename detail::meta_of_tracer<decltype(x)>::scalar>(x == max_p::as_broadcast(y));
-    }
-    template <std::size_t K>
-    static constexpr auto vjp(auto ct, auto y, auto x) {
-        auto const t = ties(y, x);
-        return max_p::spread(ct / sum_p<Axis, KeepDims>::same(t), x) * t;
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto t, auto y, auto x) {
-        auto const e = ties(y, x);
-        return sum_p<Axis, KeepDims>::same(t * e) / sum_p<Axis, KeepDims>::same(e);
-    }
+    // Eigen's functions (detail::extremum), NaN propagating: the largest element of an array, the larger of
+    // two elements (along an axis); any of bools.
+    static auto of_array(auto const& v) { return v.template maxCoeff<Eigen::PropagateNaN>(); }
+    template <class T>
+    using pick = Eigen::internal::scalar_max_op<T, T, Eigen::PropagateNaN>;
+    static auto of_bools(auto const& v) { return v.any(); }
 };
 }  // namespace ops
 
-template <traced_value X>
-constexpr auto max(X const&) {
-    return detail::make_node<ops::max_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto max(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::max_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto max(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::max_p<Axis, Keep>, X>();
+// max(x), max(x, axis<A>) or max(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto max(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::max_p, Opt...>, X>();
 }
 }  // namespace kiln
 

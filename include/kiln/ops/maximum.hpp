@@ -9,29 +9,21 @@
 #include <kiln/ops/where.hpp>
 
 #include <algorithm>
-#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
 namespace kiln {
 namespace ops {
-struct maximum_p : detail::elementwise_binary<maximum_p> {
+struct maximum_p : detail::elementwise_extremum<maximum_p> {
     static constexpr std::string_view name = "maximum";
-    static constexpr double cost = 1;
-    static constexpr bool comparison = false;
-    static constexpr bool floating = false;
     template <class A, class B>
     static auto apply(A const& a, B const& b) {
         if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B>) return std::max(a, b);
         else if constexpr (std::is_arithmetic_v<A>) return b.max(a);
         else return a.max(b);
     }
-    // ties split evenly, as JAX and PyTorch do
-    template <std::size_t K>
-    static constexpr auto chain(auto g, auto a, auto b, auto) {
-        if constexpr (K == 0) return g * where(a > b, c<1>, where(a == b, c<0.5>, c<0>));
-        else return g * where(b > a, c<1>, where(a == b, c<0.5>, c<0>));
-    }
+    // a is chosen over b (the derivative's rule: detail::elementwise_extremum)
+    static constexpr auto wins(auto a, auto b) { return a > b; }
 };
 }  // namespace ops
 

@@ -38,17 +38,11 @@ struct mean_p : detail::reduction<mean_p<Axis, KeepDims>, Axis, KeepDims> {
 };
 }  // namespace ops
 
-template <traced_value X>
-constexpr auto mean(X const&) {
-    return detail::make_node<ops::mean_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto mean(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::mean_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto mean(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::mean_p<Axis, Keep>, X>();
+// mean(x), mean(x, axis<A>) or mean(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto mean(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::mean_p, Opt...>, X>();
 }
 }  // namespace kiln
 

@@ -18,7 +18,7 @@
 namespace kiln {
 namespace ops {
 template <int Axis, bool KeepDims = true>
-struct min_p : detail::reduction<min_p<Axis, KeepDims>, Axis, KeepDims> {
+struct min_p : detail::extremum<min_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "min";
     static constexpr bool floating = false;
     static constexpr bool associative = true;  // partial results reduce the same way (split across threads)
@@ -29,45 +29,20 @@ struct min_p : detail::reduction<min_p<Axis, KeepDims>, Axis, KeepDims> {
         else if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
         else return std::numeric_limits<T>::max();
     }
-    // NaN propagates, as in JAX and NumPy (Eigen's default leaves it unspecified).
-    static auto all(auto const& v) {
-        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
-        if constexpr (std::is_same_v<T, bool>) return v.all();
-        else return v.template minCoeff<Eigen::PropagateNaN>();
-    }
-    static auto along(auto const& v) {
-        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
-        if constexpr (std::is_same_v<T, bool>) return v.all();
-        else return v.redux(Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>());
-    }
-    // The cotangent goes to the elements equal to the result, split evenly among ties (as JAX's rule).
-    static constexpr auto ties(auto y, auto x) {
-        return cast<typename detail::meta_of_tracer<decltype(x)>::scalar>(x == min_p::as_broadcast(y));
-    }
-    template <std::size_t K>
-    static constexpr auto vjp(auto ct, auto y, auto x) {
-        auto const t = ties(y, x);
-        return min_p::spread(ct / sum_p<Axis, KeepDims>::same(t), x) * t;
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto t, auto y, auto x) {
-        auto const e = ties(y, x);
-        return sum_p<Axis, KeepDims>::same(t * e) / sum_p<Axis, KeepDims>::same(e);
-    }
+    // Eigen's functions (detail::extremum), NaN propagating: the smallest element of an array, the smaller of
+    // two elements (along an axis); all of bools.
+    static auto of_array(auto const& v) { return v.template minCoeff<Eigen::PropagateNaN>(); }
+    template <class T>
+    using pick = Eigen::internal::scalar_min_op<T, T, Eigen::PropagateNaN>;
+    static auto of_bools(auto const& v) { return v.all(); }
 };
 }  // namespace ops
 
-template <traced_value X>
-constexpr auto min(X const&) {
-    return detail::make_node<ops::min_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto min(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::min_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto min(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::min_p<Axis, Keep>, X>();
+// min(x), min(x, axis<A>) or min(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto min(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::min_p, Opt...>, X>();
 }
 }  // namespace kiln
 

@@ -9,29 +9,21 @@
 #include <kiln/ops/where.hpp>
 
 #include <algorithm>
-#include <cstddef>
 #include <string_view>
 #include <type_traits>
 
 namespace kiln {
 namespace ops {
-struct minimum_p : detail::elementwise_binary<minimum_p> {
+struct minimum_p : detail::elementwise_extremum<minimum_p> {
     static constexpr std::string_view name = "minimum";
-    static constexpr double cost = 1;
-    static constexpr bool comparison = false;
-    static constexpr bool floating = false;
     template <class A, class B>
     static auto apply(A const& a, B const& b) {
         if constexpr (std::is_arithmetic_v<A> && std::is_arithmetic_v<B>) return std::min(a, b);
         else if constexpr (std::is_arithmetic_v<A>) return b.min(a);
         else return a.min(b);
     }
-    // ties split evenly, as JAX and PyTorch do
-    template <std::size_t K>
-    static constexpr auto chain(auto g, auto a, auto b, auto) {
-        if constexpr (K == 0) return g * where(a < b, c<1>, where(a == b, c<0.5>, c<0>));
-        else return g * where(b < a, c<1>, where(a == b, c<0.5>, c<0>));
-    }
+    // a is chosen over b (the derivative's rule: detail::elementwise_extremum)
+    static constexpr auto wins(auto a, auto b) { return a < b; }
 };
 }  // namespace ops
 

@@ -51,17 +51,11 @@ struct prod_p : detail::reduction<prod_p<Axis, KeepDims>, Axis, KeepDims> {
 };
 }  // namespace ops
 
-template <traced_value X>
-constexpr auto prod(X const&) {
-    return detail::make_node<ops::prod_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto prod(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::prod_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto prod(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::prod_p<Axis, Keep>, X>();
+// prod(x), prod(x, axis<A>) or prod(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto prod(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::prod_p, Opt...>, X>();
 }
 }  // namespace kiln
 

@@ -12,28 +12,6 @@
 #include <kiln/ops/where.hpp>
 
 namespace kiln {
-namespace detail {
-// reduce(v) for an array or a vectorwise view (colwise(), rowwise()) v; for signed integers in the
-// unsigned type of the same width, so that an overflowing sum or product wraps around as in XLA instead
-// of being undefined behaviour. Floating-point and bool reductions are reduce(v) itself.
-template <class V, class Reduce>
-auto wrapping_reduce(V const& v, Reduce reduce) {
-    using T = typename V::Scalar;
-    if constexpr (!wrapping<T>) {
-        return reduce(v);
-    } else {
-        using U = std::make_unsigned_t<T>;
-        if constexpr (requires { V::isVertical; }) {  // a vectorwise view: the same view of the cast
-            auto const u = v._expression().template cast<U>();
-            if constexpr (V::isVertical) return reduce(u.colwise()).template cast<T>();
-            else return reduce(u.rowwise()).template cast<T>();
-        } else {
-            return static_cast<T>(reduce(v.template cast<U>()));
-        }
-    }
-}
-}  // namespace detail
-
 namespace ops {
 template <int Axis, bool KeepDims = true>
 struct sum_p : detail::reduction<sum_p<Axis, KeepDims>, Axis, KeepDims> {
@@ -80,17 +58,11 @@ struct simplify<node<ops::sum_p<all_axes>, node<ops::full_p<2, Rows, Cols, T, We
 };
 }  // namespace detail
 
-template <traced_value X>
-constexpr auto sum(X const&) {
-    return detail::make_node<ops::sum_p<detail::all_axes>, X>();
-}
-template <traced_value X, int Axis>
-constexpr auto sum(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::sum_p<Axis>, X>();
-}
-template <traced_value X, int Axis, bool Keep>
-constexpr auto sum(X const&, axis_t<Axis>, keepdims_t<Keep>) {
-    return detail::make_node<ops::sum_p<Axis, Keep>, X>();
+// sum(x), sum(x, axis<A>) or sum(x, axis<A>, keepdims<K>)
+template <traced_value X, class... Opt>
+    requires detail::reduction_arguments<Opt...>
+constexpr auto sum(X const&, Opt...) {
+    return detail::make_node<detail::reduction_along<ops::sum_p, Opt...>, X>();
 }
 }  // namespace kiln
 

@@ -11,6 +11,7 @@
 
 #include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/ir/node.hpp>
+#include <kiln/traced.hpp>
 
 #include <cstddef>
 #include <type_traits>
@@ -139,6 +140,22 @@ struct elementwise_binary : primitive_base {
     static constexpr auto jvp(auto t, auto y, auto a, auto b) {
         if constexpr (Derived::comparison) return zero{};
         else return Derived::template chain<K>(t, a, b, y);
+    }
+};
+
+// Common rule of maximum and minimum (CRTP over elementwise_binary): Derived supplies name, apply(a, b)
+// (its Eigen function) and wins(a, b), the traced comparison under which a is chosen over b (a > b for
+// maximum). The derivative goes to the chosen operand, split evenly on ties, as JAX and PyTorch do (the
+// primitive's header includes where, ==, * and its comparison).
+template <class Derived>
+struct elementwise_extremum : elementwise_binary<Derived> {
+    static constexpr double cost = 1;
+    static constexpr bool comparison = false;
+    static constexpr bool floating = false;
+    template <std::size_t K>
+    static constexpr auto chain(auto g, auto a, auto b, auto) {
+        if constexpr (K == 0) return g * where(Derived::wins(a, b), c<1>, where(a == b, c<0.5>, c<0>));
+        else return g * where(Derived::wins(b, a), c<1>, where(a == b, c<0.5>, c<0>));
     }
 };
 

@@ -10,9 +10,11 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/ir/node.hpp>
 #include <kiln/detail/rules/batching.hpp>
+#include <kiln/dtype.hpp>
 #include <kiln/ops/cast.hpp>  // the reductions' derivative rules cast (this family builds on that primitive)
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 #include <type_traits>
@@ -39,9 +41,42 @@ struct keepdims_t {
 template <bool Keep>
 inline constexpr keepdims_t<Keep> keepdims{};
 
+namespace ops {
+template <int Axis, bool KeepDims>
+struct sum_p;  // ops/sum.hpp: the derivative rules of max and min sum their ties (detail::extremum)
+}  // namespace ops
+
 namespace detail {
 
 inline constexpr int all_axes = -1;
+
+// The optional arguments of a reduction's user-facing function, f(x), f(x, axis<A>) or
+// f(x, axis<A>, keepdims<K>): the axis (all_axes: everything) and keepdims they select. Any other
+// spelling has no `valid` and so matches no reduction function.
+template <class... Opt>
+struct reduction_options {};
+template <>
+struct reduction_options<> {
+    static constexpr int axis = all_axes;
+    static constexpr bool keepdims = true, valid = true;
+};
+template <int A>
+struct reduction_options<axis_t<A>> {
+    static constexpr int axis = A;
+    static constexpr bool keepdims = true, valid = true;
+};
+template <int A, bool K>
+struct reduction_options<axis_t<A>, keepdims_t<K>> {
+    static constexpr int axis = A;
+    static constexpr bool keepdims = K, valid = true;
+};
+template <class... Opt>
+concept reduction_arguments = reduction_options<Opt...>::valid;
+
+// The reduction primitive P (sum_p, max_p, ...) that the optional arguments Opt select: what each
+// reduction's user-facing function builds, f(x, Opt...).
+template <template <int, bool> class P, class... Opt>
+using reduction_along = P<reduction_options<Opt...>::axis, reduction_options<Opt...>::keepdims>;
 
 // The same reduction primitive along another axis (for batching): sum_p<A0, K0> -> sum_p<A, K>.
 template <class P, int A, bool K>
@@ -181,6 +216,60 @@ struct reduction : primitive_base {
     template <class T>
     static constexpr auto same(T const&) {
         return make_node<Derived, T>();
+    }
+};
+
+// reduce(v) for an array or a vectorwise view (colwise(), rowwise()) v; for signed integers in the
+// unsigned type of the same width, so that an overflowing sum or product wraps around as in XLA instead
+// of being undefined behaviour. Floating-point and bool reductions are reduce(v) itself.
+template <class V, class Reduce>
+auto wrapping_reduce(V const& v, Reduce reduce) {
+    using T = typename V::Scalar;
+    if constexpr (!wrapping<T>) {
+        return reduce(v);
+    } else {
+        using U = std::make_unsigned_t<T>;
+        if constexpr (requires { V::isVertical; }) {  // a vectorwise view: the same view of the cast
+            auto const u = v._expression().template cast<U>();
+            if constexpr (V::isVertical) return reduce(u.colwise()).template cast<T>();
+            else return reduce(u.rowwise()).template cast<T>();
+        } else {
+            return static_cast<T>(reduce(v.template cast<U>()));
+        }
+    }
+}
+
+// The rule of max and min, the reductions that keep one extreme element (lax.reduce_max, reduce_min).
+// Derived supplies, besides a reduction's name, flags and identity<T>(), its Eigen functions, with NaN
+// propagating as in JAX and NumPy (Eigen's default leaves it unspecified): of_array(v), the extreme
+// element of an array; pick<T>, the functor that keeps the larger (smaller) of two elements (along an
+// axis); of_bools(v), any (all) of bools (an array or a vectorwise view).
+template <class Derived, int Axis, bool KeepDims = true>
+struct extremum : reduction<Derived, Axis, KeepDims> {
+    static auto all(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return Derived::of_bools(v);
+        else return Derived::of_array(v);
+    }
+    static auto along(auto const& v) {
+        using T = typename std::remove_cvref_t<decltype(v)>::Scalar;
+        if constexpr (std::is_same_v<T, bool>) return Derived::of_bools(v);
+        else return v.redux(typename Derived::template pick<T>());
+    }
+
+    // The cotangent goes to the elements equal to the result, split evenly among ties (as JAX's rule).
+    static constexpr auto ties(auto y, auto x) {
+        return kiln::cast<typename meta_of_tracer<decltype(x)>::scalar>(x == extremum::as_broadcast(y));
+    }
+    template <std::size_t K>
+    static constexpr auto vjp(auto ct, auto y, auto x) {
+        auto const t = ties(y, x);
+        return extremum::spread(ct / ops::sum_p<Axis, KeepDims>::same(t), x) * t;
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto t, auto y, auto x) {
+        auto const e = ties(y, x);
+        return ops::sum_p<Axis, KeepDims>::same(t * e) / ops::sum_p<Axis, KeepDims>::same(e);
     }
 };
 
