@@ -76,7 +76,7 @@ template <class K, std::size_t P, class Ctx>
 template <class K, std::size_t I, std::size_t J, class Ctx>
 void check_argument_operand(Ctx& ctx) {
     constexpr std::size_t r = detail::alias_root<K, operand_of<K, I, J>>();
-    if constexpr (!operand_bit(primitive_shape_only<typename info<node_of<K, I>>::primitive>::value, J) &&
+    if constexpr (!operand_bit(primitive_traits<typename info<node_of<K, I>>::primitive>::shape_only_operands, J) &&
                   info<node_of<K, r>>::kind == node_kind::param && std::is_floating_point_v<typename meta_at<K, r>::scalar>)
         detail::check_argument<K, r>(ctx);
 }

@@ -40,7 +40,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     // The operands' values, or for an operand read for its extents only (see graph.hpp), a placeholder.
     template <std::size_t Slot, class Ctx>
     static decltype(auto) operand(Ctx& ctx) {
-        if constexpr (operand_bit(primitive_shape_only<primitive>::value, Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
+        if constexpr (operand_bit(primitive_traits<primitive>::shape_only_operands, Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
         else return detail::value<K, operand_of<K, I, Slot>>(ctx);
     }
     template <class Ctx, std::size_t Slot>

@@ -26,43 +26,35 @@ namespace kiln::detail {
 // Asked of the primitive, never of a node's info: clang records a failed requirement with the text of
 // its types, and a node's name is exponential in the depth of a shared graph (measured: the 30-level
 // chain test went from seconds to over 10 minutes and 9 GB).
-template <class P>
-struct primitive_reads_from_memory : std::bool_constant<primitive_traits<P>::operands_in_memory> {};
 template <class N>
 struct reads_from_memory : std::false_type {};
 template <class P, class... Children>
-struct reads_from_memory<node<P, Children...>> : primitive_reads_from_memory<P> {};
+struct reads_from_memory<node<P, Children...>> : std::bool_constant<primitive_traits<P>::operands_in_memory> {};
 
 // Operands a primitive reads for their extents only (bit k: operand k), like the x of full_like(x, v):
 // such an edge is no use of the operand's value, so a value read only so is never computed.
-template <class P>
-struct primitive_shape_only : std::integral_constant<unsigned, primitive_traits<P>::shape_only_operands> {};
 template <class N>
 struct shape_only_mask : std::integral_constant<unsigned, 0> {};
 template <class P, class... Children>
-struct shape_only_mask<node<P, Children...>> : primitive_shape_only<P> {};
+struct shape_only_mask<node<P, Children...>> : std::integral_constant<unsigned, primitive_traits<P>::shape_only_operands> {};
 
 // Primitives so cheap (one add, sub, mul or neg per element) that a node of theirs with a few elementwise
 // users is computed again inside each user's expression rather than stored and read back, when its
 // operands are stored values themselves (so recomputation never compounds) and its extents are dynamic
 // (a fixed-size value is small: storing it costs little, recomputing it measurably more): x - mu used by
 // two fused expressions costs two subtractions, not a vector written and read twice.
-template <class P>
-struct primitive_recomputed : std::bool_constant<primitive_traits<P>::recomputed_when_shared> {};
 template <class N>
 struct recomputed_when_shared : std::false_type {};
 template <class P, class... Children>
-struct recomputed_when_shared<node<P, Children...>> : primitive_recomputed<P> {};
+struct recomputed_when_shared<node<P, Children...>> : std::bool_constant<primitive_traits<P>::recomputed_when_shared> {};
 inline constexpr int max_recomputing_users = 4;
 
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
 // differentiated argument). An alias is never materialized; its uses are its operand's.
-template <class P>
-struct primitive_is_alias : std::bool_constant<primitive_traits<P>::alias> {};
 template <class N>
 struct is_alias : std::false_type {};
 template <class P, class... Children>
-struct is_alias<node<P, Children...>> : primitive_is_alias<P> {};
+struct is_alias<node<P, Children...>> : std::bool_constant<primitive_traits<P>::alias> {};
 
 // The arrays a walk over a plan reads, entry j for node j (the plan's own and its node kinds and aliases):
 // plain pointers, so one walk serves the planner's constant tables and lowered's run-time views alike.
