@@ -28,8 +28,6 @@ struct node_eval;
 template <class K, std::size_t I, std::size_t... J>
 struct node_eval<K, I, std::index_sequence<J...>> {
     using primitive = typename info<node_of<K, I>>::primitive;
-    // How the primitive evaluates on these operands (detail/ir/primitive.hpp).
-    using evaluated = typename primitive_traits<primitive>::template evaluated<meta_at<K, operand_of<K, I, J>>...>;
     static constexpr bool all_static = ((meta_at<K, operand_of<K, I, J>>::rows >= 0 &&
                                          meta_at<K, operand_of<K, I, J>>::cols >= 0) && ... && true);
 
@@ -43,17 +41,22 @@ struct node_eval<K, I, std::index_sequence<J...>> {
         if constexpr (operand_bit(primitive_traits<primitive>::shape_only_operands, Slot)) return shape_only_operand{ctx.ext[operand_of<K, I, Slot>]};
         else return detail::value<K, operand_of<K, I, Slot>>(ctx);
     }
-    template <class Ctx, std::size_t Slot>
-    using operand_t = decltype(node_eval::operand<Slot>(std::declval<Ctx&>()));
     template <class Ctx>
     static auto lower(Ctx& ctx) {
         return primitive::template lower<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I],
                                                                               node_eval::operand<J>(ctx)...);
     }
+    // Whether the primitive writes its result itself (assign), writes a part of it (assign_part) or
+    // reduces a part of its operand (reduce_part) is asked here, in place, of the primitive on these
+    // operands (Eigen expressions) rather than through primitive_traits: a named trait per node and
+    // operand types cost 4-5% of a gradient's compile time (bench/compile_time.py, 200 nodes).
     template <class Ctx>
     static void materialize(Ctx& ctx) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
-        if constexpr (evaluated::template by_assign<std::remove_reference_t<decltype(dst)>, extent, operand_t<Ctx, J>...>) {
+        if constexpr (requires {
+                          primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
+                              dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
+                      }) {
             primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I],
                                                                            node_eval::operand<J>(ctx)...);
         } else if constexpr (meta_at<K, I>::rank == 0) {
@@ -84,14 +87,20 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     template <class Ctx>
     static constexpr split_kind split_for() {
         using M = meta_at<K, I>;
-        if constexpr (M::rank == 0 && evaluated::template by_partial_reductions<extent, operand_t<Ctx, J>...>) {
+        if constexpr (M::rank == 0 && requires(Ctx& ctx) {
+                          primitive::template reduce_part<meta_at<K, operand_of<K, I, J>>...>(ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
+                      }) {
             return split_kind::reduce;
         } else if constexpr (M::rank == 0) {
             return split_kind::none;
-        } else if constexpr (evaluated::template by_parts<storage_t<M>, extent, operand_t<Ctx, J>...>) {
+        } else if constexpr (requires(Ctx& ctx, storage_t<M>& dst) {
+                                 primitive::template assign_part<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], 0, 1, node_eval::operand<J>(ctx)...);
+                             }) {
             return split_kind::assign;
         } else if constexpr (info<node_of<K, I>>::pointwise &&
-                             !evaluated::template by_assign<storage_t<M>, extent, operand_t<Ctx, J>...>) {
+                             !requires(Ctx& ctx, storage_t<M>& dst) {
+                                 primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
+                             }) {
             return split_kind::pointwise;
         } else {
             return split_kind::none;

@@ -15,7 +15,9 @@
 //   lower or assign                    the evaluation: template <class... M> lower(extent out, X const&...)
 //                                      returns the value or an Eigen expression of it (fused into users);
 //                                      template <class... M> assign(Dst&, extent out, X const&...) writes it
-// Optional rules, each answered once by primitive_traits<P> below (the one place that asks P):
+// Optional rules, each answered once by primitive_traits<P> below (the one place that asks P), except the
+// three evaluation members assign, assign_part and reduce_part, which detail/eval/node.hpp asks in place
+// with the operands' Eigen types (a named trait per node cost 4-5% of a gradient's compile time):
 //   values with defaults                the static members of kiln::primitive_base
 //   attrs()                             static constexpr std::string_view: the IR's attributes ("axes=(0,)")
 //   template <std::size_t K> vjp(ct, y, operands...)   the cotangent of operand K (or detail::zero)
@@ -164,24 +166,6 @@ struct primitive_traits {
     // vmap's batching rule (detail/transform/vmap.hpp); without it, pointwise primitives are batched as
     // they are, others are the kiln: diagnostic vmap_no_rule.
     static constexpr bool has_batch = derivable<P> && !requires { &member_lookup<P>::batch; };
-
-    // Evaluation (detail/eval/eval.hpp), for operands described by the metas Ms and given as Xs (Eigen
-    // values or expressions, or shape_only_operand): whether P writes its result itself (assign), a part
-    // of it (assign_part), or reduces a part of its operand (reduce_part). These may be constrained on the
-    // metas (a reduction assigns along an axis only), so they are asked with them.
-    template <class... Ms>
-    struct evaluated {
-        template <class Dst, class E, class... Xs>
-        static constexpr bool by_assign =
-            requires(Dst& dst, E const& out, Xs const&... x) { P::template assign<Ms...>(dst, out, x...); };
-        template <class Dst, class E, class... Xs>
-        static constexpr bool by_parts = requires(Dst& dst, E const& out, Xs const&... x) {
-            P::template assign_part<Ms...>(dst, out, 0, 1, x...);
-        };
-        template <class E, class... Xs>
-        static constexpr bool by_partial_reductions =
-            requires(E const& out, Xs const&... x) { P::template reduce_part<Ms...>(out, 0, 1, x...); };
-    };
 
     // The first required member P lacks.
     static constexpr missing_member missing = !derivable<P>           ? missing_member::not_a_class
