@@ -65,6 +65,13 @@ struct primitive_base {
     // Reductions: partial results reduce the same way (sum, prod, max, min), so a reduction over
     // everything is split across threads.
     static constexpr bool associative = false;
+    // A node whose value is several results (kiln::scan's loop: its final carries, its stacked outputs),
+    // each read by a node of a primitive with a result_index. Its assign receives, after the result's
+    // extent, a std::integral_constant<std::uint64_t, mask> of the results the graph reads (bit k: result k),
+    // so results nobody reads are not stored (detail/eval/node.hpp).
+    static constexpr bool multiple_results = false;
+    // The result a node of this primitive reads from its operand 0, a node with multiple_results; -1: none.
+    static constexpr long result_index = -1;
 };
 
 namespace detail {
@@ -123,6 +130,14 @@ struct primitive_traits {
     static constexpr bool associative = [] {
         if constexpr (requires { P::associative; }) return bool(P::associative);
         else return primitive_base::associative;
+    }();
+    static constexpr bool multiple_results = [] {
+        if constexpr (requires { P::multiple_results; }) return bool(P::multiple_results);
+        else return primitive_base::multiple_results;
+    }();
+    static constexpr long result_index = [] {
+        if constexpr (requires { P::result_index; }) return long(P::result_index);
+        else return primitive_base::result_index;
     }();
 
     // Whether constant V is P's identity on the left (V op x = x) or on the right (x op V = x).
