@@ -30,7 +30,7 @@ template <class K, class Seq = std::make_index_sequence<size_of<K>>>
 struct result_indices;
 template <class K, std::size_t... U>
 struct result_indices<K, std::index_sequence<U...>> {
-    static constexpr long value[] = {-1, result_index_of<node_of<K, U>>::value...};
+    static constexpr std::array<long, sizeof...(U) + 1> value{-1, result_index_of<node_of<K, U>>::value...};
 };
 template <class K, std::size_t I>
 constexpr std::uint64_t results_read() {

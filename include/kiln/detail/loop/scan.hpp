@@ -268,6 +268,9 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
         ((t = t >= 0 ? t : Xs::rows), ...);
         return t;
     }();
+    // How per-step output J is stacked: by rows.
+    template <std::size_t J>
+    using y_leaf = scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>;
     template <std::size_t... K>
     static constexpr bool carries_keep_type(std::index_sequence<K...>) {
         return (raise_if<!(std::is_same_v<typename Carry::scalar,
@@ -392,7 +395,7 @@ struct backward_loop {
         return positions_of<floating_meta<fslice<J>>...>();
     }(std::make_index_sequence<fx>{});
     static constexpr auto y_ct_pos = []<std::size_t... J>(std::index_sequence<J...>) {
-        return positions_of<(has_result_cotangent<fc + J> && floating_meta<typename F::template y_meta<J>>)...>();
+        return positions_of<(has_result_cotangent<fc + J> && floating_meta<typename F::template y_leaf<J>::slice>)...>();
     }(std::make_index_sequence<fy>{});
     static constexpr auto saved_ct_pos = []<std::size_t... K>(std::index_sequence<K...>) {
         return positions_of<(has_result_cotangent<fc + fy + K> && floating_meta<fcarry<K>>)...>();
@@ -419,9 +422,7 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
             mp_list<scanned_leaf<block_meta<fcarry<K>>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
-            boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0),
-                                                      mp_list<scanned_leaf<typename F::template result_meta<fc + Y>,
-                                                                           typename F::template y_meta<Y>, false>>,
+            boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
                                                       mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
                                                       mp_list<scanned_leaf<block_meta<fcarry<K>>, fcarry<K>, true>>,
@@ -436,7 +437,7 @@ struct backward_loop {
         template <std::size_t Y2>
         using y_seed = std::conditional_t<(y_ct_pos.at[Y2] >= 0),
                                           bparam<first_y_ct + static_cast<std::size_t>(y_ct_pos.at[Y2] < 0 ? 0 : y_ct_pos.at[Y2]),
-                                                 typename F::template y_meta<Y2>>,
+                                                 typename F::template y_leaf<Y2>::slice>,
                                           zero>;
         using pass = reverse_pass<typename Fwd::body_outputs, mp_list<carry_seed<K>..., y_seed<Y>...>,
                                   mp_list<fparam<K, fcarry<K>>..., fparam<fc + J, fslice<J>>..., fparam<fc + fx + C, fcaptured<C>>...>>;
@@ -472,7 +473,8 @@ struct backward_loop {
         template <class N>
         using substituted = typename substitute<N, substitution>::type;
         using body_outputs = boost::mp11::mp_transform<substituted, outputs>;
-        using ys_metas = boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<fslice<J>>, mp_list<>>...>;
+        using ys_leaves = boost::mp11::mp_append<
+            std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>;
     };
     using all = lists<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
                               std::make_index_sequence<fy>>>;
@@ -481,8 +483,9 @@ struct backward_loop {
     using captured = typename Fwd::captured;
     using body_outputs = typename all::body_outputs;
     static constexpr std::size_t num_ys = xs_pos.count;
+    // Each floating xs leaf's cotangent is stacked as that leaf is stored.
     template <std::size_t J>
-    using y_meta = boost::mp11::mp_at_c<typename all::ys_metas, J>;
+    using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
     static constexpr bool check() { return true; }
@@ -522,8 +525,11 @@ struct scan_p : primitive_base {
     using carry_meta = boost::mp11::mp_at_c<carry, K>;
     template <std::size_t J>
     using leaf = boost::mp11::mp_at_c<scanned, J>;
+    // Per-step output J: how it is stacked (y_leaf), and one step of it (y_meta).
     template <std::size_t J>
-    using y_meta = typename Def::template y_meta<J>;
+    using y_leaf = typename Def::template y_leaf<J>;
+    template <std::size_t J>
+    using y_meta = typename y_leaf<J>::slice;
 
     // The loop's length when it is fixed, else dynamic.
     template <class L>
@@ -537,7 +543,7 @@ struct scan_p : primitive_base {
     template <std::size_t K>
     static constexpr auto result_meta_of() {
         if constexpr (K < num_carry) return std::type_identity<carry_meta<K>>{};
-        else if constexpr (K < num_carry + num_ys) return std::type_identity<stacked_meta<y_meta<K - num_carry>, static_length>>{};
+        else if constexpr (K < num_carry + num_ys) return std::type_identity<typename y_leaf<K - num_carry>::stored>{};
         else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>>>{};
     }
     template <std::size_t K>
@@ -594,7 +600,8 @@ struct scan_p : primitive_base {
         } else if constexpr (K < num_carry + num_ys) {
             using Y = y_meta<K - num_carry>;
             extent const y = body[output_node<K>];
-            return {length, Y::rank == 0 ? 1 : Y::cols == 1 ? y.rows : y.cols};
+            if constexpr (y_leaf<K - num_carry>::blocks) return {y.rows * y.cols, length};
+            else return {length, Y::rank == 0 ? 1 : Y::cols == 1 ? y.rows : y.cols};
         } else {
             extent const c = ops[K - num_carry - num_ys];
             return {c.rows * c.cols, length};
@@ -675,6 +682,11 @@ struct scan_p : primitive_base {
         else if constexpr (Y::cols == 1) stacked.row(t) = y.transpose();
         else stacked.row(t) = y;
     }
+    template <std::size_t J, class S, class R>
+    static void write_step(S& stacked, R const& y, long t) {
+        if constexpr (y_leaf<J>::blocks) scan_p::write_block(stacked, y, t);
+        else scan_p::write_row<y_meta<J>>(stacked, y, t);
+    }
     template <class C, class S>
     static void write_block(S& stacked, C const& c, long t) {
         if constexpr (std::is_arithmetic_v<C>) stacked(0, t) = c;
@@ -701,7 +713,9 @@ struct scan_p : primitive_base {
              ...);
         }(carries);
         [&]<std::size_t... J>(std::index_sequence<J...>) {
-            (std::get<num_carry + J>(dst.values).resize(length, scan_p::result_extent<num_carry + J>(ext.data(), body).cols), ...);
+            ((std::get<num_carry + J>(dst.values).resize(scan_p::result_extent<num_carry + J>(ext.data(), body).rows,
+                                                          scan_p::result_extent<num_carry + J>(ext.data(), body).cols)),
+             ...);
         }(ys);
         typename store_for<body_key>::type store{};
         for (long step = 0; step < length; ++step) {
@@ -720,7 +734,7 @@ struct scan_p : primitive_base {
             }(carries, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
             auto outs = detail::evaluate<body_key>(args, body, store, nullptr);
             [&]<std::size_t... J>(std::index_sequence<J...>) {
-                (scan_p::write_row<y_meta<J>>(std::get<num_carry + J>(dst.values), std::get<num_carry + J>(outs), t), ...);
+                (scan_p::write_step<J>(std::get<num_carry + J>(dst.values), std::get<num_carry + J>(outs), t), ...);
             }(ys);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 ((std::get<K>(dst.values) = std::move(std::get<K>(outs))), ...);
