@@ -22,6 +22,7 @@
 //   attrs()                             static constexpr std::string_view: the IR's attributes ("axes=(0,)")
 //   template <std::size_t K> vjp(ct, y, operands...)   the cotangent of operand K (or detail::zero)
 //   template <std::size_t K> jvp(t, y, operands...)    y's tangent from operand K's (or detail::zero)
+//   jvp_all(tangents..., y, operands...)              y's tangent from all operands' at once (a loop)
 //   batch(y, operands...)               vmap's rule (detail/transform/vmap.hpp); without it a pointwise
 //                                       primitive (rule::pointwise) is batched as it is
 //   assign_part(Dst&, extent, part, parts, X const&...)   part of the result, for kiln::thread_pool
@@ -88,6 +89,7 @@ struct member_marker {
     static void assign();
     static void vjp();
     static void jvp();
+    static void jvp_all();
     static void batch();
 };
 template <class P>
@@ -178,6 +180,9 @@ struct primitive_traits {
     // diagnostic no_derivative. Asked by name: a call would need the operands' tracers, node types.
     static constexpr bool has_vjp = derivable<P> && !requires { &member_lookup<P>::vjp; };
     static constexpr bool has_jvp = derivable<P> && !requires { &member_lookup<P>::jvp; };
+    // jvp_all(tangents..., y, operands...): y's tangent from every operand's at once (detail::zero for an
+    // operand without one), for a primitive whose tangent is one computation (a loop), not a sum of terms.
+    static constexpr bool has_jvp_all = derivable<P> && !requires { &member_lookup<P>::jvp_all; };
     // vmap's batching rule (detail/transform/vmap.hpp); without it, pointwise primitives are batched as
     // they are, others are the kiln: diagnostic vmap_no_rule.
     static constexpr bool has_batch = derivable<P> && !requires { &member_lookup<P>::batch; };

@@ -192,9 +192,9 @@ struct scanned_leaf {
 template <class X>
 using scanned_rows = scanned_leaf<X, slice_meta<X>, false>;
 // Storage of T steps of a value M, one column per step.
-template <class M>
+template <class M, long T>
 using block_meta = meta<typename M::scalar, 2, (M::rank == 0 ? 1 : M::rows < 0 || M::cols < 0 ? dynamic : M::rows * M::cols),
-                        dynamic, false>;
+                        T, false>;
 
 // The extents of one step of a value M stored as a column of `elements` entries: M's static extents, the
 // dynamic one (at most one) from the count.
@@ -261,6 +261,9 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
     template <class N>
     using rewritten = typename loop_rewrite<N, rewrite_context>::type;
     using body_outputs = boost::mp11::mp_transform<rewritten, traced_outputs>;
+    static constexpr std::size_t num_captured = boost::mp11::mp_size<captured>::value;
+    template <std::size_t C>
+    using captured_meta = strong_meta<typename info<boost::mp11::mp_at_c<captured, C>>::operand_meta>;
 
     // The compile-time checks, first failing group only.
     static constexpr long static_length = [] {
@@ -352,6 +355,13 @@ struct positions {
     std::array<long, (N > 0 ? N : 1)> at{};
     std::size_t count = 0;
 };
+// The index of the P-th true entry.
+template <std::size_t N>
+constexpr std::size_t nth_true(positions<N> const& p, std::size_t n) {
+    for (std::size_t k = 0; k < N; ++k)
+        if (p.at[k] == static_cast<long>(n)) return k;
+    return 0;
+}
 template <bool... Flags>
 constexpr positions<sizeof...(Flags)> positions_of() {
     positions<sizeof...(Flags)> p{};
@@ -364,6 +374,8 @@ template <class Def, bool Reverse>
 struct scan_p;
 template <class Loop, class Cotangents, class Node, class... Operands>
 struct backward_node;
+template <class Loop, class Node, class Operands, class Tangents>
+struct tangent_node;
 
 // The backward loop of the forward loop Fwd (run in FwdReverse), for the results whose cotangent is not
 // structurally zero (bit k of Mask: result k). Parameters: carry = the cotangents of the floating carries,
@@ -381,7 +393,7 @@ struct backward_loop {
     template <std::size_t J>
     using fslice = typename F::template leaf<J>::slice;
     template <std::size_t C>
-    using fcaptured = strong_meta<typename info<boost::mp11::mp_at_c<typename Fwd::captured, C>>::operand_meta>;
+    using fcaptured = typename Fwd::template captured_meta<C>;
     template <std::size_t K>
     static constexpr bool has_result_cotangent = ((Mask >> K) & 1) != 0;
 
@@ -421,11 +433,11 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcarry<K>>, mp_list<fcarry<K>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
-            mp_list<scanned_leaf<block_meta<fcarry<K>>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
+            mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
             boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
                                                       mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
-                                                      mp_list<scanned_leaf<block_meta<fcarry<K>>, fcarry<K>, true>>,
+                                                      mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>>,
                                                       mp_list<>>...>>;
         // The forward body's parameters, and what each becomes in the backward body.
         using substitution = mp_list<mp_list<fparam<K, fcarry<K>>, bparam<first_saved + K, fcarry<K>>>...,
@@ -480,10 +492,113 @@ struct backward_loop {
                               std::make_index_sequence<fy>>>;
     using carry = typename all::carry;
     using scanned = typename all::scanned;
-    using captured = typename Fwd::captured;
+    static constexpr std::size_t num_captured = fcap;
+    template <std::size_t C>
+    using captured_meta = fcaptured<C>;
     using body_outputs = typename all::body_outputs;
     static constexpr std::size_t num_ys = xs_pos.count;
     // Each floating xs leaf's cotangent is stacked as that leaf is stored.
+    template <std::size_t J>
+    using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
+    using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
+    using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
+    static constexpr bool check() { return true; }
+};
+
+// Forward mode: the tangent of a loop is one loop that carries the carries and their tangents together,
+// scans xs and the tangents of xs, and whose body is the forward body with its jvp (autodiff.hpp's forward
+// pass). Mask: bit i when operand i of the loop (init, xs, captured) has a tangent.
+template <class Fwd, bool FwdReverse, std::uint64_t Mask>
+struct tangent_loop {
+    using F = scan_p<Fwd, FwdReverse>;
+    using tag = backward_tag<tangent_loop>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t K>
+    using fcarry = typename F::template carry_meta<K>;
+    template <std::size_t J>
+    using fslice = typename F::template leaf<J>::slice;
+    template <std::size_t C>
+    using fcaptured = typename Fwd::template captured_meta<C>;
+    template <std::size_t I>
+    static constexpr bool has_tangent = ((Mask >> I) & 1) != 0;
+
+    // Every floating carry has a tangent (it may become nonzero inside the loop); xs leaves and captured
+    // values when theirs is given; every floating per-step output.
+    static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
+        return positions_of<floating_meta<fcarry<K>>...>();
+    }(std::make_index_sequence<fc>{});
+    static constexpr auto xs_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<(floating_meta<fslice<J>> && has_tangent<fc + J>)...>();
+    }(std::make_index_sequence<fx>{});
+    static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
+        return positions_of<(floating_meta<fcaptured<C>> && has_tangent<fc + fx + C>)...>();
+    }(std::make_index_sequence<fcap>{});
+    static constexpr auto y_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<floating_meta<typename F::template y_meta<J>>...>();
+    }(std::make_index_sequence<fy>{});
+
+    static constexpr std::size_t num_carry = fc + carry_pos.count, first_xs = num_carry,
+                                 first_captured = first_xs + fx + xs_pos.count;
+    template <std::size_t I, class M>
+    using tparam = loop_param<tag, I, M>;
+    template <std::size_t I, class M>
+    using fparam = loop_param<typename Fwd::tag, I, M>;
+    template <long P>
+    static constexpr std::size_t at = static_cast<std::size_t>(P < 0 ? 0 : P);
+
+    template <class Seq>
+    struct lists;
+    template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
+    struct lists<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
+        using carry = boost::mp11::mp_append<
+            mp_list<fcarry<K>...>,
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
+        using scanned = boost::mp11::mp_append<
+            mp_list<typename F::template leaf<J>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>>;
+        using substitution = mp_list<mp_list<fparam<K, fcarry<K>>, tparam<K, fcarry<K>>>...,
+                                     mp_list<fparam<fc + J, fslice<J>>, tparam<first_xs + J, fslice<J>>>...,
+                                     mp_list<fparam<fc + fx + C, fcaptured<C>>, tparam<first_captured + C, fcaptured<C>>>...>;
+        // The forward pass over the forward body, from the tangent parameters.
+        using wrt = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<fparam<K, fcarry<K>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<fparam<fc + J, fslice<J>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<fparam<fc + fx + C, fcaptured<C>>>, mp_list<>>...>>;
+        using seeds = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<tparam<fc + at<carry_pos.at[K]>, fcarry<K>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<tparam<first_xs + fx + at<xs_pos.at[J]>, fslice<J>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0),
+                                                      mp_list<tparam<first_captured + fcap + at<captured_pos.at[C]>, fcaptured<C>>>, mp_list<>>...>>;
+        using outs = typename Fwd::body_outputs;
+        using pass = forward_pass<outs, wrt, seeds>;
+        template <class N>
+        using zeros_like_of = typename decltype(kiln::zeros_like(tracer<N>{}))::kiln_expr;
+        template <std::size_t O, class Zero>
+        struct tangent_out {
+            using raw = typename pass::template of<boost::mp11::mp_at_c<outs, O>>;
+            using type = typename std::conditional_t<is_zero<raw>, boost::mp11::mp_defer<zeros_like_of, Zero>, std::type_identity<raw>>::type;
+        };
+        using outputs = boost::mp11::mp_append<
+            mp_list<boost::mp11::mp_at_c<outs, K>...>,
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<typename tangent_out<K, fparam<K, fcarry<K>>>::type>, mp_list<>>...>,
+            mp_list<boost::mp11::mp_at_c<outs, fc + Y>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_pos.at[Y] >= 0), mp_list<typename tangent_out<fc + Y, boost::mp11::mp_at_c<outs, fc + Y>>::type>, mp_list<>>...>>;
+        template <class N>
+        using substituted = typename substitute<N, substitution>::type;
+        using body_outputs = boost::mp11::mp_transform<substituted, outputs>;
+        using ys_leaves = boost::mp11::mp_append<
+            mp_list<typename F::template y_leaf<Y>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>, mp_list<>>...>>;
+    };
+    using all = lists<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
+                              std::make_index_sequence<fy>>>;
+    using carry = typename all::carry;
+    using scanned = typename all::scanned;
+    using body_outputs = typename all::body_outputs;
+    static constexpr std::size_t num_captured = fcap + captured_pos.count;
+    template <std::size_t C>
+    using captured_meta = fcaptured<(C < fcap ? C : nth_true(captured_pos, C - fcap))>;
+    static constexpr std::size_t num_ys = fy + y_pos.count;
     template <std::size_t J>
     using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
@@ -502,10 +617,9 @@ struct scan_p : primitive_base {
     static constexpr bool multiple_results = true;
     using carry = typename Def::carry;
     using scanned = typename Def::scanned;
-    using captured = typename Def::captured;
     static constexpr std::size_t num_carry = boost::mp11::mp_size<carry>::value;
     static constexpr std::size_t num_xs = boost::mp11::mp_size<scanned>::value;
-    static constexpr std::size_t num_captured = boost::mp11::mp_size<captured>::value;
+    static constexpr std::size_t num_captured = Def::num_captured;
     static constexpr std::size_t num_ys = Def::num_ys;
     static constexpr std::size_t num_params = num_carry + num_xs + num_captured;
     static constexpr std::size_t num_results = 2 * num_carry + num_ys;
@@ -544,7 +658,7 @@ struct scan_p : primitive_base {
     static constexpr auto result_meta_of() {
         if constexpr (K < num_carry) return std::type_identity<carry_meta<K>>{};
         else if constexpr (K < num_carry + num_ys) return std::type_identity<typename y_leaf<K - num_carry>::stored>{};
-        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>>>{};
+        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, static_length>>{};
     }
     template <std::size_t K>
     using result_meta = typename decltype(result_meta_of<K>())::type;
@@ -748,6 +862,19 @@ struct scan_p : primitive_base {
     static constexpr auto vjp(Ct, Y, Ops...) {
         return backward_node<scan_p, typename Ct::kiln_expr, typename Y::kiln_expr, typename Ops::kiln_expr...>::template cotangent<K>();
     }
+    // Forward mode: the tangents of every result (cotangents<...>, one entry per result), from every
+    // operand's tangent (detail::zero for none) at once: a results of one tangent loop (tangent_loop).
+    template <class... A>
+    static constexpr auto jvp_all(A...) {
+        constexpr std::size_t n = (sizeof...(A) - 1) / 2;
+        using all = mp_list<A...>;
+        using node_t = typename boost::mp11::mp_at_c<all, n>::kiln_expr;
+        return []<std::size_t... I>(std::index_sequence<I...>) {
+            return typename tangent_node<scan_p, node_t,
+                                         mp_list<typename boost::mp11::mp_at_c<all, n + 1 + I>::kiln_expr...>,
+                                         mp_list<typename expr_of<boost::mp11::mp_at_c<all, I>>::type...>>::type{};
+        }(std::make_index_sequence<n>{});
+    }
 };
 
 // Result K of the loop Loop (a scan_p): the node's operands are the loop and the loop's own operands, read
@@ -790,6 +917,22 @@ struct scan_result_p : primitive_base {
         if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(v)>>) return v;
         else return v.array();
     }
+    // This result's tangent from the loop's: entry K of the loop's tangents.
+    template <std::size_t J, class T, class Y, class... Operands>
+    static constexpr auto jvp(T, Y, Operands...) {
+        if constexpr (J == 0) return pick<typename T::kiln_expr>::get();
+        else return zero{};
+    }
+    template <class Ts>
+    struct pick;
+    template <class... Ts>
+    struct pick<cotangents<Ts...>> {
+        using entry = boost::mp11::mp_at_c<mp_list<Ts...>, K>;
+        static auto get() {
+            if constexpr (is_zero<entry>) return zero{};
+            else return tracer<entry>{};
+        }
+    };
     // The loop's cotangent from this result's: entry K of its cotangents.
     template <std::size_t J, class Ct, class Y, class... Operands>
     static constexpr auto vjp(Ct, Y, Operands...) {
@@ -821,6 +964,70 @@ auto scan_results(mp_list<Ops...>*) {
 }
 template <class N>
 using loop_meta = strong_meta<typename info<N>::operand_meta>;
+
+// The tangent loop of the loop node S (of primitive scan_p<Fwd, R>, operands Ops, tangents Ts: node types or
+// zero), and the tangents of S's results (a cotangents<...> list, `type`).
+template <class Fwd, bool R, class S, class... Ops, class... Ts>
+struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
+    using F = scan_p<Fwd, R>;
+    static constexpr std::uint64_t mask = []<std::size_t... I>(std::index_sequence<I...>) {
+        return ((is_zero<Ts> ? std::uint64_t{0} : std::uint64_t{1} << I) | ... | std::uint64_t{0});
+    }(std::index_sequence_for<Ts...>{});
+    using D = tangent_loop<Fwd, R, mask>;
+    using P = scan_p<D, R>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t I>
+    using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
+    template <std::size_t I>
+    using tan = boost::mp11::mp_at_c<mp_list<Ts...>, I>;
+    template <class N>
+    using zeros_like_node = typename decltype(kiln::zeros_like(tracer<N>{}))::kiln_expr;
+    template <std::size_t K>
+    using carry_tangent = typename std::conditional_t<is_zero<tan<K>>, boost::mp11::mp_defer<zeros_like_node, op<K>>,
+                                                      std::type_identity<tan<K>>>::type;
+    template <class Seq>
+    struct operands_of;
+    template <std::size_t... K, std::size_t... J, std::size_t... C>
+    struct operands_of<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>>> {
+        using type = boost::mp11::mp_append<
+            mp_list<op<K>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::carry_pos.at[K] >= 0), mp_list<carry_tangent<K>>, mp_list<>>...>,
+            mp_list<op<fc + J>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::xs_pos.at[J] >= 0), mp_list<tan<fc + J>>, mp_list<>>...>,
+            mp_list<op<fc + fx + C>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>>;
+    };
+    using operands = typename operands_of<
+        mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;
+    template <class... Bs>
+    static auto node_of_list(mp_list<Bs...>*) -> make_node<P, tracer<Bs>...>;
+    using loop = decltype(node_of_list(static_cast<operands*>(nullptr)));
+    template <long Index, class... Bs>
+    static auto result_of_list(mp_list<Bs...>*)
+        -> make_node<scan_result_p<P, static_cast<std::size_t>(Index)>, loop, tracer<Bs>...>;
+    template <long Index>
+    using result = typename decltype(result_of_list<Index>(static_cast<operands*>(nullptr)))::kiln_expr;
+    // The tangent of S's result Q.
+    template <std::size_t Q>
+    static constexpr auto entry() {
+        if constexpr (Q < fc) {
+            if constexpr (D::carry_pos.at[Q] >= 0) return std::type_identity<result<static_cast<long>(fc) + D::carry_pos.at[Q]>>{};
+            else return std::type_identity<zero>{};
+        } else if constexpr (Q < fc + fy) {
+            if constexpr (D::y_pos.at[Q - fc] >= 0)
+                return std::type_identity<result<static_cast<long>(D::num_carry + fy) + D::y_pos.at[Q - fc]>>{};
+            else return std::type_identity<zero>{};
+        } else {
+            constexpr std::size_t k = Q - fc - fy;
+            if constexpr (D::carry_pos.at[k] >= 0)
+                return std::type_identity<result<static_cast<long>(D::num_carry + D::num_ys + fc) + D::carry_pos.at[k]>>{};
+            else return std::type_identity<zero>{};
+        }
+    }
+    using type = decltype([]<std::size_t... Q>(std::index_sequence<Q...>) {
+        return cotangents<typename decltype(entry<Q>())::type...>{};
+    }(std::make_index_sequence<F::num_results>{}));
+};
 
 // The backward loop of the loop node S (of primitive scan_p<Fwd, R>, operands Ops), for its results'
 // cotangents Cs, and the cotangent of each of S's operands.

@@ -363,8 +363,23 @@ struct tangent_of_operands<D, I, node<P, Children...>> {
     struct terms<std::index_sequence<K...>> {
         using type = typename sum_of<typename term<K, Children>::type...>::type;
     };
-    using raw = typename terms<std::index_sequence_for<Children...>>::type;
-    using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<raw>>::type;
+    // A primitive with jvp_all (a loop) gives its tangent from all of its operands' at once.
+    template <class Seq>
+    struct all_at_once;
+    template <std::size_t... K>
+    struct all_at_once<std::index_sequence<K...>> {
+        template <class T>
+        using argument = std::conditional_t<is_zero<T>, zero, tracer<T>>;
+        using type = typename expr_of<decltype(P::jvp_all(
+            argument<typename tangent<D, position_in<Children, map>::value>::type>{}..., tracer<node<P, Children...>>{},
+            tracer<Children>{}...))>::type;
+    };
+    struct per_operand {
+        using raw = typename terms<std::index_sequence_for<Children...>>::type;
+        using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<raw>>::type;
+    };
+    using type = typename std::conditional_t<primitive_traits<P>::has_jvp_all,
+                                             all_at_once<std::index_sequence_for<Children...>>, per_operand>::type;
 };
 
 template <class D, std::size_t I>
