@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -254,4 +255,32 @@ TEST(ScanGrad, HessianForwardOverReverse) {
     expect_close(H, Eigen::Matrix3d(H.transpose()), 1e-12);  // symmetric
 }
 
+}  // namespace
+
+namespace {
+// as_text() prints a loop's body under its line, indented, as a jaxpr prints a scan; a nested loop's body
+// twice indented.
+TEST(ScanText, BodyIsPrintedUnderTheLoop) {
+    auto const f = [](auto const& w, auto const& m) {
+        auto outer = [&](auto const& c, auto const& row) {
+            auto inner = [&](auto const& d, auto const& x) { return std::pair(d + x * c * w, d); };
+            auto [d, ds] = kiln::scan(inner, kiln::c<0.0>, row);
+            return std::pair(c + d, kiln::sum(ds));
+        };
+        return kiln::scan(outer, kiln::c<1.0>, m);
+    };
+    Eigen::MatrixXd const m = Eigen::MatrixXd::Zero(3, 4);
+    std::string const text = kiln::trace(f, 2.0, m).as_text();
+    EXPECT_NE(text.find("  %3 = scan %2 %1 %0 : loop[]\n"
+                        "      { body of 2 outputs; its arguments: carry args[0], step of xs args[1], captured args[2]\n"
+                        "      %0 = param args[0] : f64[]\n"
+                        "      %1 = param args[1] : f64[4,1]\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("          %6 = add %0 %5 : f64[]\n"
+                        "          return %6 %0 }\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  %5 = scan_result[index=1] %3 %2 %1 %0 : f64[3,1]\n"), std::string::npos) << text;
+}
 }  // namespace

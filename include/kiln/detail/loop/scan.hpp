@@ -45,6 +45,7 @@
 
 #include <array>
 #include <cstddef>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
@@ -52,6 +53,10 @@
 
 namespace kiln {
 namespace detail {
+
+// One line of as_text() (kiln/jit.hpp), for the body's text.
+template <class K, std::size_t I, std::size_t N>
+std::string node_line(std::array<extent, N> const& ext);
 
 // The last step of a loop body's parameter path; it walks nothing (the body's arguments are a flat tuple).
 template <class Body>
@@ -763,6 +768,34 @@ struct scan_p : primitive_base {
         if (std::is_constant_evaluated())
             return static_cast<double>(static_length) * scan_p::step_flops(scan_p::static_body_extents(nodes), nodes);
         return static_cast<double>(scan_p::length_of(ops.data())) * scan_p::step_flops(scan_p::body_extents(ops.data()), nodes);
+    }
+
+    // as_text(): the body's graph under the loop's line, as a jaxpr prints a scan's.
+    static constexpr bool has_text_block = true;
+    static std::string range(std::size_t first, std::size_t count) {
+        std::string r = "args[" + std::to_string(first);
+        if (count > 1) r.append("..").append(std::to_string(first + count - 1));
+        return r.append("]");
+    }
+    static std::string text_block(extent const* ops) {
+        auto const body = scan_p::body_extents(ops);
+        std::string block = "  { body of " + std::to_string(num_carry + num_ys) + " outputs; its arguments: carry " +
+                            scan_p::range(0, num_carry) + ", step of xs " + scan_p::range(num_carry, num_xs);
+        if (num_captured > 0) block.append(", captured ").append(scan_p::range(num_carry + num_xs, num_captured));
+        block.append("\n");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (block.append(detail::node_line<body_key, I>(body)), ...);
+        }(std::make_index_sequence<size_of<body_key>>{});
+        block.append("  return");
+        for (std::size_t o : plan_of<body_key>.outputs) block.append(" %").append(std::to_string(o));
+        block.append(" }\n");
+        std::string text;  // every line indented under the loop's (a nested loop's body, twice)
+        for (std::size_t at = 0; at < block.size();) {
+            std::size_t const end = block.find('\n', at);
+            text.append("    ").append(block, at, end + 1 - at);
+            at = end + 1;
+        }
+        return text;
     }
 
     // Step t of the scanned leaf J.
