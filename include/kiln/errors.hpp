@@ -561,6 +561,14 @@ struct scan_xs_length {
                   "kiln::diagnostic::scan_xs_length below");
 };
 template <class Leaf, class Shape>
+struct scan_reverse_dynamic_matrix_carry {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: scan: reverse mode (grad, vjp) through a carry leaf that is a matrix with two dynamic extents "
+                  "is not supported yet; give the carry a fixed number of rows or of columns (Eigen::Matrix<double, "
+                  "Eigen::Dynamic, 4>), or carry its columns as separate leaves; the leaf and its shape are the "
+                  "template arguments of kiln::diagnostic::scan_reverse_dynamic_matrix_carry below");
+};
+template <class Leaf, class Shape>
 struct scan_output_not_vector {
     static_assert(detail::fails<Leaf, Shape>,
                   "kiln: scan: a per-step output leaf is a matrix; the outputs of all steps are stacked as rows "

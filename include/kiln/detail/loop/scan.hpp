@@ -418,6 +418,18 @@ struct backward_loop {
         return positions_of<(has_result_cotangent<fc + fy + K> && floating_meta<fcarry<K>>)...>();
     }(std::make_index_sequence<fc>{});
 
+    // The saved carries are stored one column per step, and read back with the carry's shape: one of its
+    // extents must be fixed to recover the other.
+    static constexpr long unrecoverable = []<std::size_t... K>(std::index_sequence<K...>) {
+        long first = -1;
+        ((first = first < 0 && fcarry<K>::rank == 2 && fcarry<K>::rows < 0 && fcarry<K>::cols < 0 ? long(K) : first), ...);
+        return first;
+    }(std::make_index_sequence<fc>{});
+    static constexpr bool carries_recoverable =
+        raise_if<(unrecoverable >= 0), diagnostic::scan_reverse_dynamic_matrix_carry,
+                 diagnostic::leaf<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>,
+                 operand_description<fcarry<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>>>::ok;
+
     // Where each parameter of the backward body is.
     static constexpr std::size_t num_carry = carry_pos.count + captured_pos.count;
     static constexpr std::size_t first_saved = num_carry, first_xs = first_saved + fc,
@@ -507,7 +519,7 @@ struct backward_loop {
     using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
-    static constexpr bool check() { return true; }
+    static constexpr bool check() { return carries_recoverable; }
 };
 
 // Forward mode: the tangent of a loop is one loop that carries the carries and their tangents together,
@@ -924,9 +936,12 @@ struct scan_result_p : primitive_base {
     }();
     static constexpr std::string_view attrs() { return attrs_text.view(); }
 
-    template <class... Ms>
+    template <class L, class... Ms>
     struct rule {
         using M = typename Loop::template result_meta<K>;
+        // Operand 0 is the loop, or after a kiln: diagnostic about it a stand-in: then no node (and no
+        // second error).
+        static constexpr bool checked = requires { L::scalar::value_name; };
         using scalar = typename M::scalar;
         static constexpr bool weak = false;
         static constexpr int rank = M::rank;
