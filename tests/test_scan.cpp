@@ -5,7 +5,12 @@
 //   Scan.*        carries (scalar, fixed and dynamic vectors, integer, weakly typed), slices of xs, stacking
 //                 of the per-step outputs, pytrees of carries, xs and outputs, fixed-size results, T = 0,
 //                 loop invariants read by capture, nested scans, one function at several lengths, a long loop.
+//   ScanStages.*  a function that calls scan traced, lowered from kiln::spec and compiled.
+//   ScanCost.*    a fixed-size carry allocates nothing per step.
 //   ScanErrors.*  the run-time kiln::shape_error of mismatched xs lengths and of a carry that changes shape.
+//
+// Tests marked FAILS are skipped (GTEST_SKIP) unless KILN_TEST_SCAN_KNOWN_FAILURES is defined.
+#include "count_allocations.hpp"  // first: before any Eigen header
 #include "support.hpp"
 
 #include <array>
@@ -811,6 +816,38 @@ TEST(ScanStages, TraceLowerCompile) {
 
     Eigen::Matrix<double, Eigen::Dynamic, 3> const longer = data(6, 3, 0.2);
     EXPECT_THROW((void)compiled(W, unused, longer), kiln::shape_error);
+}
+
+// "Fixed-size carries and outputs allocate nothing inside the loop" (docs/scan.md, "What it costs"): what a
+// call allocates does not depend on T (the stacked T x 1 output is allocated once, outside the loop).
+TEST(ScanCost, FixedCarryAllocatesNothingPerStep) {
+    Eigen::Matrix3d const W = data(3, 3, 0.4) * 0.5;
+    auto const jitted = kiln::jit([](auto const& w, auto const& x) {
+        auto step = [&](auto const& h, auto const& xt) {
+            auto const next = kiln::tanh(kiln::matmul(w, h) + xt);
+            return std::pair(next, kiln::sum(next));
+        };
+        return kiln::scan(step, kiln::zeros<3>(), x);
+    });
+    using xs_type = Eigen::Matrix<double, Eigen::Dynamic, 3>;
+    xs_type const short_xs = data(10, 3, 0.1), long_xs = data(1000, 3, 0.1);
+    using result = decltype(jitted(W, short_xs));
+    // warm-up (nothing static left to initialize), and outputs that already hold results of the same shapes
+    result out_short = jitted(W, short_xs), out_long = jitted(W, long_xs);
+    auto const a_short = kiln_test::allocations_in([&] { out_short = jitted(W, short_xs); });
+    auto const a_long = kiln_test::allocations_in([&] { out_long = jitted(W, long_xs); });
+    EXPECT_TRUE(a_short.counter_works);
+    EXPECT_EQ(a_long.news, a_short.news);
+    EXPECT_EQ(a_long.eigen, a_short.eigen);
+
+    Eigen::Vector3d ref = Eigen::Vector3d::Zero();
+    VectorXd expected(long_xs.rows());
+    for (Eigen::Index t = 0; t < long_xs.rows(); ++t) {
+        ref = (W * ref + long_xs.row(t).transpose()).array().tanh().matrix();
+        expected(t) = ref.sum();
+    }
+    expect_close(out_long.first, ref, tol);
+    expect_close(out_long.second, expected, tol);
 }
 
 // ---------------------------------------------------------------------------------------------------
