@@ -48,11 +48,16 @@ auto const rk4 = [](auto const& p, auto const& state) {
     auto const& [k, c] = p;
     auto const& [theta, omega] = state;
     auto const accel = [&](auto const& th, auto const& om) { return -k * kiln::sin(th) - c * om; };
-    auto const h = kiln::c<dt>, half = kiln::c<dt / 2>, sixth = kiln::c<dt / 6>;
+    auto const h = kiln::c<dt>;
+    auto const half = kiln::c<dt / 2>;
+    auto const sixth = kiln::c<dt / 6>;
     auto const a1 = accel(theta, omega);
-    auto const w2 = omega + half * a1, a2 = accel(theta + half * omega, w2);
-    auto const w3 = omega + half * a2, a3 = accel(theta + half * w2, w3);
-    auto const w4 = omega + h * a3, a4 = accel(theta + h * w3, w4);
+    auto const w2 = omega + half * a1;  // each traced value has a type of its own: one declaration each
+    auto const a2 = accel(theta + half * omega, w2);
+    auto const w3 = omega + half * a2;
+    auto const a3 = accel(theta + half * w2, w3);
+    auto const w4 = omega + h * a3;
+    auto const a4 = accel(theta + h * w3, w4);
     return std::pair(theta + sixth * (omega + 2_k * w2 + 2_k * w3 + w4), omega + sixth * (a1 + 2_k * a2 + 2_k * a3 + a4));
 };
 
