@@ -280,12 +280,6 @@ TEST(Scan, TupleCarry) {
 // A std::array carry. The elements of a std::array of traced values have one C++ type, which in kiln is
 // one value; the body returns a std::array again, and the final carry is a std::array.
 TEST(Scan, ArrayCarry) {
-#if defined(__clang__) && !defined(KILN_TEST_SCAN_KNOWN_FAILURES)
-    // FAILS: with clang++-19 -Wall -Werror, a std::array carry does not compile: -Wmissing-braces at
-    // kiln/detail/trace/outputs.hpp:189 (build_output<out_array>::make, which scan instantiates on the
-    // carry's tracers). The test runs with g++ (and with clang under -DKILN_TEST_SCAN_KNOWN_FAILURES).
-    GTEST_SKIP() << "std::array carry: -Wmissing-braces in kiln/detail/trace/outputs.hpp under clang";
-#else
     MatrixXd const xs = data(5, 3, 0.6);
     VectorXd const v = column(3, -0.3);
     auto const f = [](auto const& init, auto const& x) {
@@ -307,7 +301,6 @@ TEST(Scan, ArrayCarry) {
     expect_close(carry[0], ref, tol);
     expect_close(carry[1], ref, tol);
     expect_close(ys, expected, tol);
-#endif
 }
 
 // Nested pytrees: a carry std::pair(std::tuple(a, b), m) and xs std::pair(X, std::tuple(w)).
