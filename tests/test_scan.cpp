@@ -278,7 +278,8 @@ TEST(Scan, TupleCarry) {
 }
 
 // A std::array carry. The elements of a std::array of traced values have one C++ type, which in kiln is
-// one value; the body returns a std::array again, and the final carry is a std::array.
+// one value; the body receives the carry's leaves as a std::tuple (distinct leaves are distinct values,
+// docs/scan.md), returns a std::array again, and the final carry is a std::tuple.
 TEST(Scan, ArrayCarry) {
     MatrixXd const xs = data(5, 3, 0.6);
     VectorXd const v = column(3, -0.3);
@@ -291,15 +292,15 @@ TEST(Scan, ArrayCarry) {
         return kiln::scan(step, std::array{init, init}, x);
     };
     auto const [carry, ys] = kiln::jit(f)(v, xs);
-    static_assert(std::is_same_v<std::remove_cvref_t<decltype(carry)>, std::array<VectorXd, 2>>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(carry)>, std::tuple<VectorXd, VectorXd>>);
 
     VectorXd ref = v, expected(xs.rows());
     for (Eigen::Index t = 0; t < xs.rows(); ++t) {
         ref = 0.5 * (2.0 * ref).array().tanh().matrix() + xs.row(t).transpose();
         expected(t) = ref.sum();
     }
-    expect_close(carry[0], ref, tol);
-    expect_close(carry[1], ref, tol);
+    expect_close(std::get<0>(carry), ref, tol);
+    expect_close(std::get<1>(carry), ref, tol);
     expect_close(ys, expected, tol);
 }
 

@@ -130,6 +130,26 @@ struct loop_rewrite<node<P, Children...>, C, true, node_kind::computed> {
     using type = node<P, typename loop_rewrite<Children, C>::type...>;
 };
 
+// A pytree shape as it is built of tracers: a std::array of values becomes a std::tuple, since the elements
+// of a std::array have one type and distinct traced values have distinct types (an array of the carry's
+// leaves would make every element the first).
+template <class Tree>
+struct tracer_shape {
+    using type = Tree;
+};
+template <class Element, std::size_t N>
+struct tracer_shape<out_array<Element, N>> {
+    using type = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<typename tracer_shape<Element>::type>, N>>;
+};
+template <class... Children>
+struct tracer_shape<out_tuple<Children...>> {
+    using type = out_tuple<typename tracer_shape<Children>::type...>;
+};
+template <class A, class B>
+struct tracer_shape<out_pair<A, B>> {
+    using type = out_pair<typename tracer_shape<A>::type, typename tracer_shape<B>::type>;
+};
+
 // Tracers for the leaves Ls, shaped as Tree (what the body receives).
 template <class Tree, class Leaves>
 struct tracer_tree;
@@ -141,7 +161,7 @@ struct tracer_tree<Tree, mp_list<Ls...>> {
             return tracer<boost::mp11::mp_at_c<mp_list<Ls...>, I::value>>{};
         }
     };
-    using type = decltype(build_output<Tree, 0>::make(leaf{}));
+    using type = decltype(build_output<typename tracer_shape<Tree>::type, 0>::make(leaf{}));
 };
 
 // The body's result split into its carry and its per-step output: `ok`, their trees and their leaves.
@@ -315,7 +335,8 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
             return false;  // the call, or what it returned, has said why
         } else if constexpr (!result::ok) {
             return raise_if<true, diagnostic::scan_body_result, std::remove_cvref_t<typename call::result>>::ok;
-        } else if constexpr (!std::is_same_v<typename result::carry_tree, InitTree>) {
+        } else if constexpr (!std::is_same_v<typename tracer_shape<typename result::carry_tree>::type,
+                                             typename tracer_shape<InitTree>::type>) {
             return raise_if<true, diagnostic::scan_carry_structure, InitTree, typename result::carry_tree>::ok;
         } else if constexpr (!carries_keep_type(std::index_sequence_for<Carry...>{})) {
             return false;
@@ -1006,8 +1027,8 @@ template <class P, class Def, class... Ops>
 auto scan_results(mp_list<Ops...>*) {
     using loop = make_node<P, tracer<Ops>...>;
     scan_result_leaf<P, loop, Ops...> const leaf{};
-    auto carry = build_output<typename Def::carry_tree, 0>::make(leaf);
-    auto ys = build_output<typename Def::ys_tree, P::num_carry>::make(leaf);
+    auto carry = build_output<typename tracer_shape<typename Def::carry_tree>::type, 0>::make(leaf);
+    auto ys = build_output<typename tracer_shape<typename Def::ys_tree>::type, P::num_carry>::make(leaf);
     return std::pair<decltype(carry), decltype(ys)>(carry, ys);
 }
 template <class N>
