@@ -69,6 +69,26 @@ void keep(std::tuple<T...> const& t) {
     std::apply([](auto const&... e) { (keep(e), ...); }, t);
 }
 
+// Compares two results part by part: a value, a pair (value, gradient), a tuple of gradient components.
+inline void check(char const* what, double got, double want) { require_close(what, got, want); }
+template <class A, class B>
+void check(char const* what, Eigen::DenseBase<A> const& got, Eigen::DenseBase<B> const& want) {
+    require_close(what, got, want);
+}
+template <class... T, class... U>
+void check(char const* what, std::tuple<T...> const& got, std::tuple<U...> const& want);
+template <class A, class B, class C, class D>
+void check(char const* what, std::pair<A, B> const& got, std::pair<C, D> const& want) {
+    check(what, got.first, want.first);
+    check(what, got.second, want.second);
+}
+template <class... T, class... U>
+void check(char const* what, std::tuple<T...> const& got, std::tuple<U...> const& want) {
+    [&]<std::size_t... I>(std::index_sequence<I...>) {
+        (check(what, std::get<I>(got), std::get<I>(want)), ...);
+    }(std::index_sequence_for<T...>{});
+}
+
 }  // namespace kiln_bench
 
 #endif

@@ -26,27 +26,9 @@ using Eigen::MatrixXd;
 using Eigen::RowVectorXd;
 using Eigen::VectorXd;
 using kiln_bench::keep;
+using kiln_bench::check;
 using kiln_bench::require_close;
 
-// Compares two results part by part (value, then each gradient component).
-template <class... T, class... U>
-void check(char const* what, std::tuple<T...> const& got, std::tuple<U...> const& want);
-void check(char const* what, double got, double want) { require_close(what, got, want); }
-template <class A, class B>
-void check(char const* what, Eigen::DenseBase<A> const& got, Eigen::DenseBase<B> const& want) {
-    require_close(what, got, want);
-}
-template <class A, class B, class C, class D>
-void check(char const* what, std::pair<A, B> const& got, std::pair<C, D> const& want) {
-    check(what, got.first, want.first);
-    check(what, got.second, want.second);
-}
-template <class... T, class... U>
-void check(char const* what, std::tuple<T...> const& got, std::tuple<U...> const& want) {
-    [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (check(what, std::get<I>(got), std::get<I>(want)), ...);
-    }(std::index_sequence_for<T...>{});
-}
 
 // Before timing: kiln's value_and_grad, grad and primal against the hand-derived version (value and every
 // gradient component), and any other check the workload has (Data::verify_more).

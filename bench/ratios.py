@@ -6,8 +6,9 @@ Names follow one scheme in every bench_*.cpp: <workload>_<version>[/<argument>],
 `eigen_<name>` (another hand-written Eigen version worth knowing). Each kiln version becomes a row, divided
 by the expert and step-by-step versions of its workload (same argument); the eigen_<name> versions are
 listed under the table with kiln's time divided by theirs. Two more versions make other tables:
-- `primal` (bench_grad): kiln::jit(f) beside `kiln` = jit(value_and_grad(f)), `kiln_grad` = jit(grad(f))
-  and `expert` = the hand-derived gradient; the table shows g/p (kiln / primal) and kiln / analytic.
+- `primal` (bench_grad, bench_scan): kiln::jit(f) beside `kiln` = jit(value_and_grad(f)), `kiln_grad` = jit(grad(f))
+  and `expert` = the hand-derived gradient; the table shows g/p (kiln / primal) and kiln / analytic; other
+  kiln versions (`kiln_<variant>`) are listed under it.
 - `peer_<name>` (bench_jacobian): another library's derivative of the same function (Ceres' Jets, Eigen's
   AutoDiffScalar); the table shows each peer's time divided by kiln's (> 1: kiln is faster).
 
@@ -48,6 +49,10 @@ LABELS = {
     "blr": "Bayesian linear regression log-density, X 1000×150, d/d(w, sigma)",
     "mlp_loss": "MLP loss, batch 256, 64→128→10, tanh, MSE, d/d(parameters)",
     "stochastic_volatility": "stochastic volatility, T = 100 (log-depth scan), d/d(mu, phi, sigma, eta)",
+    # bench_scan (kiln::scan)
+    "rnn": ("RNN, hidden 32, input 8, d/d(W, U, b, v)", "T"),
+    "sv": ("stochastic volatility as a kiln::scan recurrence, d/d(mu, phi, sigma, eta)", "T"),
+    "step_overhead": ("scan of one scalar multiply-add, forward only (kiln column: jit(f))", "T"),
     # bench_jacobian
     "pose_gradient": "pose residual of the oracle, value and 1×12 gradient",
     "rat43": "NIST Rat43 residual, value and 1×4 Jacobian",
@@ -168,6 +173,10 @@ def grad_table(times):
             kiln = get(f"{workload}_kiln{arg}")[0]
             notes.append(f"- {label(workload, arg)}: Eigen version `{variant}` {fmt_time(ns)} "
                          f"(kiln / it = {fmt_ratio(kiln, ns)}, cv {fmt_cv(cv)})")
+        if kind == "kiln" and variant and variant != "grad":  # another way to write f with kiln
+            base, expert = get(f"{workload}_kiln{arg}")[0], get(f"{workload}_expert{arg}")[0]
+            notes.append(f"- {label(workload, arg)}: kiln version `{variant}` {fmt_time(ns)} "
+                         f"(it / analytic = {fmt_ratio(ns, expert)}, kiln / it = {fmt_ratio(base, ns)}, cv {fmt_cv(cv)})")
         if kind != "kiln" or variant:
             continue
         grad, primal, expert = get(f"{workload}_kiln_grad{arg}"), get(f"{workload}_primal{arg}"), get(f"{workload}_expert{arg}")

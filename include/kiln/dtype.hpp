@@ -25,6 +25,13 @@ constexpr std::string_view dtype_name() {
     else return "bool";
 }
 
+// A node whose value is several arrays (the loop of kiln::scan) names its value itself.
+template <class T>
+    requires requires { T::value_name; }
+constexpr std::string_view dtype_name() {
+    return T::value_name;
+}
+
 namespace detail {
 
 template <class T>

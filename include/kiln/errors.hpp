@@ -521,6 +521,61 @@ struct not_writable_in_place {
                   "function is the template argument of kiln::diagnostic::not_writable_in_place below");
 };
 
+// kiln::scan (detail/loop/scan.hpp). Leaf<K> numbers a leaf of the carry, of xs or of the per-step output
+// in the depth-first order of its pytree.
+template <std::size_t K>
+struct leaf {};
+template <class Result>
+struct scan_body_result {
+    static_assert(detail::fails<Result>,
+                  "kiln: scan: the body must return a pair (new carry, per-step output), as std::pair(carry, y) or "
+                  "std::tuple(carry, y); what it returned is the template argument of "
+                  "kiln::diagnostic::scan_body_result below");
+};
+template <class InitTree, class ReturnedTree>
+struct scan_carry_structure {
+    static_assert(detail::fails<InitTree, ReturnedTree>,
+                  "kiln: scan: the body returned a carry of another structure than the initial carry (the same "
+                  "tuple, pair or array of values is needed); both pytree shapes are the template arguments of "
+                  "kiln::diagnostic::scan_carry_structure below");
+};
+template <class Leaf, class Expected, class Returned>
+struct scan_carry_type {
+    static_assert(detail::fails<Leaf, Expected, Returned>,
+                  "kiln: scan: the body changes the dtype, rank or fixed shape of a carry leaf; return it as it "
+                  "came in (kiln::cast to its dtype); the leaf, its initial and its returned dtype and shape are "
+                  "the template arguments of kiln::diagnostic::scan_carry_type below");
+};
+template <class Leaf, class Shape>
+struct scan_xs_not_array {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: scan: a leaf of xs is a scalar; xs is scanned along its leading axis (its rows), so each "
+                  "leaf must be a vector or a matrix; the leaf is the template argument of "
+                  "kiln::diagnostic::scan_xs_not_array below");
+};
+template <class Leaf, class Shape, class FirstShape>
+struct scan_xs_length {
+    static_assert(detail::fails<Leaf, Shape, FirstShape>,
+                  "kiln: scan: the leaves of xs have different numbers of rows (the scan's length); the leaf, "
+                  "its shape and the first leaf's shape are the template arguments of "
+                  "kiln::diagnostic::scan_xs_length below");
+};
+template <class Leaf, class Shape>
+struct scan_reverse_dynamic_matrix_carry {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: scan: reverse mode (grad, vjp) through a carry leaf that is a matrix with two dynamic extents "
+                  "is not supported yet; give the carry a fixed number of rows or of columns (Eigen::Matrix<double, "
+                  "Eigen::Dynamic, 4>), or carry its columns as separate leaves; the leaf and its shape are the "
+                  "template arguments of kiln::diagnostic::scan_reverse_dynamic_matrix_carry below");
+};
+template <class Leaf, class Shape>
+struct scan_output_not_vector {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: scan: a per-step output leaf is a matrix; the outputs of all steps are stacked as rows "
+                  "of a matrix, so each must be a scalar or a vector (n x 1 or 1 x n); the leaf and its shape are "
+                  "the template arguments of kiln::diagnostic::scan_output_not_vector below");
+};
+
 }  // namespace diagnostic
 }  // namespace kiln
 

@@ -65,6 +65,7 @@
 
 #include <kiln/grad.hpp>
 #include <kiln/jit.hpp>
+#include <kiln/loops.hpp>
 #include <kiln/optim.hpp>
 #include <kiln/stages.hpp>
 #include <kiln/vmap.hpp>

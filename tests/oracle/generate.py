@@ -4,8 +4,15 @@
 Regenerate (Debian 12: apt-get install python3-torch) from the repository root:
     python3 tests/oracle/generate.py > tests/oracle/cases.json
 Compare with another file of the same format, on that file's own inputs (prints the largest relative
-difference per case; exit status 1 above 1e-12):
+difference per case; exit status 1 above 1e-12; it knows the cases of both files below):
     python3 tests/oracle/generate.py --check OTHER.json
+
+The loop cases (rnn_loss, recurrence, ode_rk4: functions written as a Python loop over time steps, the
+references of kiln::scan) are a second file of the same format, so that the tests of cases.json, which fail
+on a case they do not mirror, stay as they are (a test of kiln::scan reads it through tests/oracle.hpp with
+KILN_ORACLE_JSON set to its path):
+    python3 tests/oracle/generate.py --loops > tests/oracle/loop_cases.json
+Their inputs come from their own generator (LOOP_SEED): cases.json does not change when loop cases are added.
 
 The tests (tests/oracle.hpp) mirror each function below on kiln operations and compare within 1e-10
 relative. A case is a function of named inputs returning a scalar; the gradient is taken with respect to
@@ -14,6 +21,7 @@ Inputs are drawn from a fixed seed, in the domain each function needs (for examp
 column_center, where nothing is special, and [0, 0.9) for shared_dag, where the recurrence stays bounded).
 """
 import argparse
+import inspect
 import json
 import math
 import sys
@@ -22,6 +30,7 @@ import torch
 
 torch.set_default_dtype(torch.float64)
 SEED = 7_2026_11_24
+LOOP_SEED = 7_2026_11_25  # the loop cases' own stream (--loops)
 
 
 # --- the functions -------------------------------------------------------------------------------------
@@ -100,6 +109,62 @@ def pose_residual(w, t, p, q):
     return r.dot(r)
 
 
+# --- the loop cases (--loops): a Python loop over the time steps, as the definitions read --------------
+def rnn_loss(W, U, b, v, xs, ys):
+    """A vanilla RNN and a squared error per step. Shapes: W [4, 4], U [4, 3], b [4], v [4], xs [5, 3],
+    ys [5]; hidden size 4, input size 3, T = 5 steps. Row t of xs is the input x_t of step t (t = 0..4,
+    0-based) and ys[t] its target:
+        h = 0 (4 zeros); for t in 0..T-1: h = tanh(W h + U xs[t] + b); loss += (v . h - ys[t])^2.
+    The output is loss (a scalar); gradients with respect to W, U, b, v, xs and ys."""
+    h = torch.zeros(W.shape[0])
+    loss = torch.zeros(())
+    for t in range(xs.shape[0]):
+        h = torch.tanh(W.mv(h) + U.mv(xs[t]) + b)
+        loss = loss + (v.dot(h) - ys[t]) ** 2
+    return loss
+
+
+def recurrence(mu, phi, sigma, eps, y):
+    """A scalar nonlinear recurrence with a per-step term, the log-likelihood of a stochastic-volatility
+    model. Shapes: mu [], phi [], sigma [] (scalars), eps [8], y [8]; T = 8 steps, eps[t] and y[t] are the
+    noise and the observation of step t (t = 0..7, 0-based):
+        h = mu; for t in 0..T-1: h = mu + phi (h - mu) + sigma eps[t]; loglik += -0.5 (h + y[t]^2 exp(-h)).
+    The output is loglik (a scalar, starting from 0); gradients with respect to mu, phi, sigma, eps and y."""
+    h = mu
+    loglik = torch.zeros(())
+    for t in range(eps.shape[0]):
+        h = mu + phi * (h - mu) + sigma * eps[t]
+        loglik = loglik + -0.5 * (h + y[t] ** 2 * torch.exp(-h))
+    return loglik
+
+
+def ode_rk4(g_over_l, c, theta0, omega0, obs):
+    """A damped pendulum theta'' = -(g/l) sin(theta) - c theta', integrated with the classical RK4 on the state
+    (theta, omega = theta'), 6 steps of dt = 0.1 from (theta0, omega0). Shapes: g_over_l [], c [], theta0 [],
+    omega0 [] (scalars), obs [6]; obs[t] is the observation of theta after step t + 1 (t = 0..5, 0-based):
+        f(theta, omega) = (omega, -g_over_l sin(theta) - c omega)
+        for t in 0..5: k1 = f(s); k2 = f(s + dt/2 k1); k3 = f(s + dt/2 k2); k4 = f(s + dt k3);
+                       s = s + dt/6 (k1 + 2 k2 + 2 k3 + k4); loss += (theta(s) - obs[t])^2.
+    dt = 0.1 is a constant of the function, not an input. The output is loss (a scalar); gradients with
+    respect to g_over_l, c, theta0, omega0 and obs."""
+    dt = 0.1
+
+    def f(theta, omega):
+        return omega, -g_over_l * torch.sin(theta) - c * omega
+
+    theta, omega = theta0, omega0
+    loss = torch.zeros(())
+    for t in range(obs.shape[0]):
+        k1t, k1w = f(theta, omega)
+        k2t, k2w = f(theta + dt / 2 * k1t, omega + dt / 2 * k1w)
+        k3t, k3w = f(theta + dt / 2 * k2t, omega + dt / 2 * k2w)
+        k4t, k4w = f(theta + dt * k3t, omega + dt * k3w)
+        theta = theta + dt / 6 * (k1t + 2 * k2t + 2 * k3t + k4t)
+        omega = omega + dt / 6 * (k1w + 2 * k2w + 2 * k3w + k4w)
+        loss = loss + (theta - obs[t]) ** 2
+    return loss
+
+
 # --- the inputs ----------------------------------------------------------------------------------------
 def make_cases():
     gen = torch.Generator().manual_seed(SEED)
@@ -132,6 +197,29 @@ def make_cases():
     }
 
 
+def make_loop_cases():
+    """The loop cases (--loops), from their own seed. The ranges keep every step moderate: rnn_loss's
+    pre-activations stay far from tanh's saturation (|W h + U x + b| < 0.5 at every step), recurrence's h
+    stays near mu in [-0.5, 0.5] (phi < 0.95, sigma <= 0.5, |h| < 0.3), the pendulum swings less than a
+    radian, and dt = 0.1 is small against its period (RK4's theta is within 1e-4 of a 100 times finer one)."""
+    gen = torch.Generator().manual_seed(LOOP_SEED)
+
+    def uniform(*shape, lo=-1.0, hi=1.0):
+        return torch.empty(*shape).uniform_(lo, hi, generator=gen)
+
+    return {
+        "rnn_loss": (rnn_loss, {"W": uniform(4, 4, lo=-0.4, hi=0.4), "U": uniform(4, 3, lo=-0.5, hi=0.5),
+                                "b": uniform(4, lo=-0.2, hi=0.2), "v": uniform(4), "xs": uniform(5, 3),
+                                "ys": uniform(5, lo=-0.5, hi=0.5)}, []),
+        "recurrence": (recurrence, {"mu": uniform((), lo=-0.5, hi=0.5), "phi": uniform((), lo=0.7, hi=0.95),
+                                    "sigma": uniform((), lo=0.2, hi=0.5), "eps": uniform(8),
+                                    "y": uniform(8, lo=-1.5, hi=1.5)}, []),
+        "ode_rk4": (ode_rk4, {"g_over_l": uniform((), lo=5.0, hi=15.0), "c": uniform((), lo=0.1, hi=0.5),
+                              "theta0": uniform((), lo=0.3, hi=0.8), "omega0": uniform((), lo=-0.5, hi=0.5),
+                              "obs": uniform(6, lo=-0.5, hi=0.8)}, []),
+    }
+
+
 # --- evaluation and the file ---------------------------------------------------------------------------
 def to_json(value):
     if value is None or isinstance(value, (bool, int, float)):
@@ -159,14 +247,16 @@ def evaluate(fn, inputs, static):
                         for name, g in zip(wrt, grads)}
 
 
-def generate():
+def generate(loops=False):
     cases = {}
-    for name, (fn, inputs, static) in make_cases().items():
+    for name, (fn, inputs, static) in (make_loop_cases() if loops else make_cases()).items():
         output, grads = evaluate(fn, inputs, static)
-        cases[name] = {"doc": (fn.__doc__ or "").strip(), "inputs": {k: to_json(v) for k, v in inputs.items()},
+        cases[name] = {"doc": inspect.cleandoc(fn.__doc__ or ""),
+                       "inputs": {k: to_json(v) for k, v in inputs.items()},
                        "static": static, "output": output, "grad": {k: to_json(g) for k, g in grads.items()}}
     return {"generator": f"PyTorch {torch.__version__} autograd, float64, row-major data "
-                         f"(tests/oracle/generate.py, seed {SEED})",
+                         f"(tests/oracle/generate.py{' --loops' if loops else ''}, "
+                         f"seed {LOOP_SEED if loops else SEED})",
             "cases": cases}
 
 
@@ -178,7 +268,7 @@ def check(path):
     """Recompute every case of `path` on its own inputs; the largest relative difference per case."""
     with open(path) as f:
         other = json.load(f)["cases"]
-    functions = {name: (fn, static) for name, (fn, _, static) in make_cases().items()}
+    functions = {name: (fn, static) for name, (fn, _, static) in {**make_cases(), **make_loop_cases()}.items()}
     worst = 0.0
     for name, case in other.items():
         if name not in functions:
@@ -199,8 +289,10 @@ def check(path):
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", metavar="OTHER.json", help="compare with another file, on its inputs")
+    parser.add_argument("--loops", action="store_true",
+                        help="write the loop cases (tests/oracle/loop_cases.json) instead of cases.json's")
     args = parser.parse_args()
     if args.check:
         sys.exit(check(args.check))
-    json.dump(generate(), sys.stdout, indent=1)
+    json.dump(generate(loops=args.loops), sys.stdout, indent=1)
     sys.stdout.write("\n")

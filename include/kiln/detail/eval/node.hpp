@@ -12,12 +12,36 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <utility>
 
 namespace kiln::detail {
+
+// The results of node I (a primitive with multiple_results) that K's graph reads: bit k for a node of a
+// primitive whose result_index is k, reading I as its operand 0.
+template <class N>
+struct result_index_of : std::integral_constant<long, -1> {};
+template <class P, class... Children>
+struct result_index_of<node<P, Children...>> : std::integral_constant<long, primitive_traits<P>::result_index> {};
+template <class K, class Seq = std::make_index_sequence<size_of<K>>>
+struct result_indices;
+template <class K, std::size_t... U>
+struct result_indices<K, std::index_sequence<U...>> {
+    static constexpr std::array<long, sizeof...(U) + 1> value{-1, result_index_of<node_of<K, U>>::value...};
+};
+template <class K, std::size_t I>
+constexpr std::uint64_t results_read() {
+    constexpr auto& plan = plan_of<K>;
+    std::uint64_t mask = 0;
+    for (std::size_t u = 0; u < size_of<K>; ++u) {
+        long const k = result_indices<K>::value[u + 1];
+        if (k >= 0 && plan.first[u + 1] > plan.first[u] && plan.edges[plan.first[u]] == I) mask |= std::uint64_t{1} << k;
+    }
+    return mask;
+}
 
 // How a node is split across threads (node_eval::split_for).
 enum class split_kind { none, pointwise, assign, reduce };
@@ -53,7 +77,11 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     template <class Ctx>
     static void materialize(Ctx& ctx) {
         auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
-        if constexpr (requires {
+        if constexpr (primitive_traits<primitive>::multiple_results) {
+            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
+                dst, ctx.ext[I], std::integral_constant<std::uint64_t, detail::results_read<K, I>()>{},
+                node_eval::operand<J>(ctx)...);
+        } else if constexpr (requires {
                           primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
                               dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
                       }) {

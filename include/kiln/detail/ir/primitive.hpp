@@ -22,6 +22,7 @@
 //   attrs()                             static constexpr std::string_view: the IR's attributes ("axes=(0,)")
 //   template <std::size_t K> vjp(ct, y, operands...)   the cotangent of operand K (or detail::zero)
 //   template <std::size_t K> jvp(t, y, operands...)    y's tangent from operand K's (or detail::zero)
+//   jvp_all(tangents..., y, operands...)              y's tangent from all operands' at once (a loop)
 //   batch(y, operands...)               vmap's rule (detail/transform/vmap.hpp); without it a pointwise
 //                                       primitive (rule::pointwise) is batched as it is
 //   assign_part(Dst&, extent, part, parts, X const&...)   part of the result, for kiln::thread_pool
@@ -65,6 +66,13 @@ struct primitive_base {
     // Reductions: partial results reduce the same way (sum, prod, max, min), so a reduction over
     // everything is split across threads.
     static constexpr bool associative = false;
+    // A node whose value is several results (kiln::scan's loop: its final carries, its stacked outputs),
+    // each read by a node of a primitive with a result_index. Its assign receives, after the result's
+    // extent, a std::integral_constant<std::uint64_t, mask> of the results the graph reads (bit k: result k),
+    // so results nobody reads are not stored (detail/eval/node.hpp).
+    static constexpr bool multiple_results = false;
+    // The result a node of this primitive reads from its operand 0, a node with multiple_results; -1: none.
+    static constexpr long result_index = -1;
 };
 
 namespace detail {
@@ -81,6 +89,7 @@ struct member_marker {
     static void assign();
     static void vjp();
     static void jvp();
+    static void jvp_all();
     static void batch();
 };
 template <class P>
@@ -124,6 +133,14 @@ struct primitive_traits {
         if constexpr (requires { P::associative; }) return bool(P::associative);
         else return primitive_base::associative;
     }();
+    static constexpr bool multiple_results = [] {
+        if constexpr (requires { P::multiple_results; }) return bool(P::multiple_results);
+        else return primitive_base::multiple_results;
+    }();
+    static constexpr long result_index = [] {
+        if constexpr (requires { P::result_index; }) return long(P::result_index);
+        else return primitive_base::result_index;
+    }();
 
     // Whether constant V is P's identity on the left (V op x = x) or on the right (x op V = x).
     template <auto V>
@@ -163,6 +180,9 @@ struct primitive_traits {
     // diagnostic no_derivative. Asked by name: a call would need the operands' tracers, node types.
     static constexpr bool has_vjp = derivable<P> && !requires { &member_lookup<P>::vjp; };
     static constexpr bool has_jvp = derivable<P> && !requires { &member_lookup<P>::jvp; };
+    // jvp_all(tangents..., y, operands...): y's tangent from every operand's at once (detail::zero for an
+    // operand without one), for a primitive whose tangent is one computation (a loop), not a sum of terms.
+    static constexpr bool has_jvp_all = derivable<P> && !requires { &member_lookup<P>::jvp_all; };
     // vmap's batching rule (detail/transform/vmap.hpp); without it, pointwise primitives are batched as
     // they are, others are the kiln: diagnostic vmap_no_rule.
     static constexpr bool has_batch = derivable<P> && !requires { &member_lookup<P>::batch; };

@@ -186,7 +186,7 @@ struct build_output<out_array<Element, N>, First> {
     static auto make(Leaf const& leaf) {
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
             using T = decltype(build_output<Element, First>::make(leaf));
-            return std::array<T, N>{build_output<Element, First + J * Element::leaves>::make(leaf)...};
+            return std::array<T, N>{{build_output<Element, First + J * Element::leaves>::make(leaf)...}};
         }(std::make_index_sequence<N>{});
     }
 };

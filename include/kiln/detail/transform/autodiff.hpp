@@ -48,8 +48,21 @@ namespace kiln::detail {
 template <class T>
 inline constexpr bool is_zero = std::is_same_v<T, zero>;
 
+// A node whose value is several results (kiln::scan's loop) is differentiable through them: its scalar
+// type says so (detail/loop/scan.hpp, loop_results).
+template <class S>
+concept differentiable_results = requires { S::differentiable; };
 template <class N>
-inline constexpr bool differentiable_dtype = std::is_floating_point_v<typename info<N>::scalar>;
+inline constexpr bool differentiable_dtype =
+    std::is_floating_point_v<typename info<N>::scalar> || differentiable_results<typename info<N>::scalar>;
+
+// The cotangent of a node with several results: one per result (a node type, or zero). Never a node: it
+// exists only between the rules of the nodes that read the results (which give one entry each) and the
+// rule of the node itself, and adds entry by entry.
+template <class... Cs>
+struct cotangents {
+    using kiln_expr = cotangents;
+};
 
 // A contribution g (a tracer) brought to the shape and dtype of operand X: summed over the axes X was
 // broadcast along (all of them for a scalar X), filled out when g is a scalar and X is not, cast when the
@@ -106,6 +119,10 @@ struct add_two<A, zero> {
 template <>
 struct add_two<zero, zero> {
     using type = zero;
+};
+template <class... A, class... B>
+struct add_two<cotangents<A...>, cotangents<B...>> {
+    using type = cotangents<typename add_two<A, B>::type...>;
 };
 template <class... Cs>
 struct sum_of {
@@ -228,6 +245,20 @@ struct rules_of<node<P, Children...>> {
 template <class D, std::size_t I>
 struct adjoint;
 
+// A rule's result as it is shaped to its operand: cotangents (for a node with several results) as they are.
+template <class R>
+struct cotangent_list_marker {};
+template <class R>
+struct cotangent_marking {
+    using type = R;
+};
+template <class... Cs>
+struct cotangent_marking<cotangents<Cs...>> {
+    using type = cotangent_list_marker<cotangents<Cs...>>;
+};
+template <class R>
+using cotangent_marked = typename cotangent_marking<R>::type;
+
 // What operand I receives from its use as operand K of node U, whose adjoint is Ct.
 template <class D, std::size_t U, std::size_t K, std::size_t I, class Ct>
 struct vjp_term {
@@ -238,7 +269,11 @@ struct vjp_term {
     struct shaped {
         using type = typename expr_of<decltype(detail::to_operand(tracer<operand>{}, tracer<R>{}))>::type;
     };
-    using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<raw>>::type;
+    template <class R>
+    struct shaped<cotangent_list_marker<R>> {
+        using type = R;
+    };
+    using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<cotangent_marked<raw>>>::type;
 };
 template <class D, std::size_t U, std::size_t K, std::size_t I>
 struct contribution {
@@ -328,8 +363,23 @@ struct tangent_of_operands<D, I, node<P, Children...>> {
     struct terms<std::index_sequence<K...>> {
         using type = typename sum_of<typename term<K, Children>::type...>::type;
     };
-    using raw = typename terms<std::index_sequence_for<Children...>>::type;
-    using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<raw>>::type;
+    // A primitive with jvp_all (a loop) gives its tangent from all of its operands' at once.
+    template <class Seq>
+    struct all_at_once;
+    template <std::size_t... K>
+    struct all_at_once<std::index_sequence<K...>> {
+        template <class T>
+        using argument = std::conditional_t<is_zero<T>, zero, tracer<T>>;
+        using type = typename expr_of<decltype(P::jvp_all(
+            argument<typename tangent<D, position_in<Children, map>::value>::type>{}..., tracer<node<P, Children...>>{},
+            tracer<Children>{}...))>::type;
+    };
+    struct per_operand {
+        using raw = typename terms<std::index_sequence_for<Children...>>::type;
+        using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<raw>>::type;
+    };
+    using type = typename std::conditional_t<primitive_traits<P>::has_jvp_all,
+                                             all_at_once<std::index_sequence_for<Children...>>, per_operand>::type;
 };
 
 template <class D, std::size_t I>

@@ -1,0 +1,1183 @@
+// kiln::scan: a loop whose body is traced once (JAX's lax.scan).
+//
+//   auto [carry, ys] = kiln::scan(body, init, xs);      // body(carry, x) returns (new carry, y)
+//
+// The body is traced once, on tracers standing for one step: the carry (a pytree shaped like init) and one
+// slice of xs. It becomes a graph of its own; the loop is one node of the enclosing graph, whose operands are
+// the initial carry, the scanned values and the values the body captures (loop invariants: they are computed
+// once, outside the loop, and read in place). So compile time and compiler memory do not depend on the trip
+// count. At run time the node runs the body's evaluation plan once per step.
+//
+// Slices and stacking (the leading axis of a JAX array is the rows of an Eigen one):
+// - a T x n leaf of xs gives the body its row t as an n x 1 column vector (JAX's xs[t] of shape (n,), so
+//   matmul(W, x) reads as it does in JAX); a T x 1 leaf (a vector, statically one column) gives a scalar;
+// - the per-step outputs are stacked the same way back: a scalar y per step gives a T x 1 vector, an n x 1
+//   (or 1 x n) y gives a T x n matrix whose row t is step t's.
+// The carry keeps its dtype, rank and shape from step to step (a kiln: diagnostic at compile time, a
+// kiln::shape_error at run time otherwise); a weakly typed initial carry (kiln::c<0.0>) is strong inside.
+//
+// Representation. The loop is the node S = scan_p<...>(init..., xs..., captured...), whose value is every
+// result at once (loop_results: the final carries and the stacked outputs); each result the user sees is a
+// node scan_result_p<k>(S, init..., xs..., captured...) reading part k of S (the other operands only for
+// their extents, which the result's shape rule needs). The body's parameters are arg_path<k, 0,
+// loop_var<Body>>: carries first, then slices, then captured values. Body, the closure type of the body,
+// makes them distinct from the enclosing function's parameters and from an enclosing loop's.
+#ifndef KILN_DETAIL_LOOP_SCAN_HPP
+#define KILN_DETAIL_LOOP_SCAN_HPP
+
+#include <kiln/detail/eval/eval.hpp>
+#include <kiln/detail/ir/graph.hpp>
+#include <kiln/detail/ir/make.hpp>
+#include <kiln/detail/ir/meta.hpp>
+#include <kiln/detail/ir/node.hpp>
+#include <kiln/detail/ir/text.hpp>
+#include <kiln/detail/trace/access.hpp>
+#include <kiln/detail/trace/call.hpp>
+#include <kiln/detail/trace/outputs.hpp>
+#include <kiln/detail/transform/autodiff.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/errors.hpp>
+#include <kiln/traced.hpp>
+
+#include <boost/mp11/algorithm.hpp>
+#include <boost/mp11/bind.hpp>
+#include <boost/mp11/list.hpp>
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+namespace kiln {
+namespace detail {
+
+// One line of as_text() (kiln/jit.hpp), for the body's text.
+template <class K, std::size_t I, std::size_t N>
+std::string node_line(std::array<extent, N> const& ext);
+
+// The last step of a loop body's parameter path; it walks nothing (the body's arguments are a flat tuple).
+template <class Body>
+struct loop_var {};
+template <class Body>
+struct step_into<loop_var<Body>> {
+    template <class V>
+    static V const& get(V const& v) {
+        return v;
+    }
+};
+
+// A value's description with its origin and weak typing dropped: what a loop's carry and slices are.
+template <class M>
+using strong_meta = meta<typename M::scalar, M::rank, M::rows, M::cols, false>;
+// The body's parameter K, described by M.
+template <class Body, std::size_t K, class M>
+using loop_param = param<arg_path<K, 0, loop_var<Body>>, typename M::scalar, M::rows, M::cols, M::rank>;
+
+// One step's slice of a scanned leaf X (T x n): a scalar when X has statically one column, else n x 1.
+template <class X>
+using slice_meta = std::conditional_t<X::cols == 1, meta<typename X::scalar, 0, 1, 1, false>,
+                                      meta<typename X::scalar, 2, X::cols, 1, false>>;
+// The stacked per-step outputs Y of T steps: T x 1 for scalars, T x n for vectors.
+template <class Y, long T>
+using stacked_meta =
+    meta<typename Y::scalar, 2, T, (Y::rank == 0 ? 1 : Y::cols == 1 ? Y::rows : Y::cols), false>;
+template <class Y>
+inline constexpr bool stackable = Y::rank == 0 || Y::cols == 1 || Y::rows == 1;
+
+// Whether node N depends on one of the loop's own parameters (Own: an inherit_set of them). One class per
+// node, so each node is asked once.
+template <class N, class Own>
+struct loop_depends : in_set<N, Own> {};
+template <class P, class... Children, class Own>
+struct loop_depends<node<P, Children...>, Own> : std::bool_constant<(loop_depends<Children, Own>::value || ...)> {};
+
+// What the body captures: the nodes that do not depend on the loop's parameters (constants aside) but are
+// read by one that does, or are outputs themselves. They become operands of the loop and parameters of the
+// body (loop invariants).
+// (A default argument rather than a requires-clause: a failed requirement on a node type is what clang
+// records with the node's text; docs/architecture.md.)
+template <class N, class Own>
+using is_captured = std::bool_constant<!loop_depends<N, Own>::value && info<N>::kind != node_kind::constant>;
+template <class N, class Own, bool Depends = loop_depends<N, Own>::value>
+struct captured_by {
+    using type = mp_list<>;
+};
+template <class P, class... Children, class Own>
+struct captured_by<node<P, Children...>, Own, true> {
+    using type = boost::mp11::mp_copy_if_q<mp_list<Children...>, boost::mp11::mp_bind_back<is_captured, Own>>;
+};
+
+// The body's node N with every captured node replaced by the body parameter standing for it. C: `own`,
+// `body`, `captured_map` (index_map of the captured nodes) and `first_captured` (its first parameter index).
+template <class N, class C, bool Depends = loop_depends<N, typename C::own>::value, node_kind Kind = info<N>::kind>
+struct loop_rewrite {
+    using type = loop_param<typename C::tag, C::first_captured + position_in<N, typename C::captured_map>::value,
+                            strong_meta<typename info<N>::operand_meta>>;
+};
+template <class N, class C, node_kind Kind>
+struct loop_rewrite<N, C, true, Kind> {  // one of the loop's own parameters
+    using type = N;
+};
+template <class N, class C>
+struct loop_rewrite<N, C, false, node_kind::constant> {
+    using type = N;
+};
+template <class P, class... Children, class C>
+struct loop_rewrite<node<P, Children...>, C, true, node_kind::computed> {
+    using type = node<P, typename loop_rewrite<Children, C>::type...>;
+};
+
+// A pytree shape as it is built of tracers: a std::array of values becomes a std::tuple, since the elements
+// of a std::array have one type and distinct traced values have distinct types (an array of the carry's
+// leaves would make every element the first).
+template <class Tree>
+struct tracer_shape {
+    using type = Tree;
+};
+template <class Element, std::size_t N>
+struct tracer_shape<out_array<Element, N>> {
+    using type = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<typename tracer_shape<Element>::type>, N>>;
+};
+template <class... Children>
+struct tracer_shape<out_tuple<Children...>> {
+    using type = out_tuple<typename tracer_shape<Children>::type...>;
+};
+template <class A, class B>
+struct tracer_shape<out_pair<A, B>> {
+    using type = out_pair<typename tracer_shape<A>::type, typename tracer_shape<B>::type>;
+};
+
+// Tracers for the leaves Ls, shaped as Tree (what the body receives).
+template <class Tree, class Leaves>
+struct tracer_tree;
+template <class Tree, class... Ls>
+struct tracer_tree<Tree, mp_list<Ls...>> {
+    struct leaf {
+        template <class I>
+        auto operator()(I) const {
+            return tracer<boost::mp11::mp_at_c<mp_list<Ls...>, I::value>>{};
+        }
+    };
+    using type = decltype(build_output<typename tracer_shape<Tree>::type, 0>::make(leaf{}));
+};
+
+// The body's result split into its carry and its per-step output: `ok`, their trees and their leaves.
+template <class Outputs, std::size_t NumCarry, class Tree = typename Outputs::tree>
+struct body_result {
+    static constexpr bool ok = false;
+    using carry_tree = void;
+    using ys_tree = out_tuple<>;
+    using carry = mp_list<>;
+    using ys = mp_list<>;
+};
+template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
+struct body_result_of {
+    static constexpr bool ok = Outputs::value;
+    using carry_tree = CarryTree;
+    using ys_tree = YsTree;
+    using carry = boost::mp11::mp_take_c<typename Outputs::exprs, NumCarry>;
+    using ys = boost::mp11::mp_drop_c<typename Outputs::exprs, NumCarry>;
+};
+template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
+    requires(CarryTree::leaves == NumCarry)
+struct body_result<Outputs, NumCarry, out_pair<CarryTree, YsTree>> : body_result_of<Outputs, NumCarry, CarryTree, YsTree> {};
+template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
+    requires(CarryTree::leaves == NumCarry)
+struct body_result<Outputs, NumCarry, out_tuple<CarryTree, YsTree>> : body_result_of<Outputs, NumCarry, CarryTree, YsTree> {};
+
+// An operand's extents where only extents are known: what the body's extent pass reads for a parameter.
+struct extent_leaf {
+    extent e;
+    long rows() const { return e.rows; }
+    long cols() const { return e.cols; }
+};
+
+// Every result of a loop: the final carries, the stacked per-step outputs, then (for reverse mode) the
+// carry each step started from. Its dtype is no dtype: it is never an output, and differentiation reaches it
+// through the nodes that read its results (detail/transform/autodiff.hpp).
+template <class... Storage>
+struct loop_results {
+    static constexpr std::string_view value_name = "loop";
+    static constexpr bool differentiable = true;
+    std::tuple<Storage...> values;
+};
+
+// A scanned leaf: how it is stored (Stored) and what one step of it is (Slice). By rows: row t of a T x n
+// value (kiln::scan's xs, per-step outputs). By blocks: column t of an (elements x T) matrix holds step t's
+// whole value, read in place as a Slice-shaped map (the carries a loop saves for reverse mode).
+template <class Stored, class Slice, bool Blocks>
+struct scanned_leaf {
+    using stored = Stored;
+    using slice = Slice;
+    static constexpr bool blocks = Blocks;
+};
+template <class X>
+using scanned_rows = scanned_leaf<X, slice_meta<X>, false>;
+// Storage of T steps of a value M, one column per step.
+template <class M, long T>
+using block_meta = meta<typename M::scalar, 2, (M::rank == 0 ? 1 : M::rows < 0 || M::cols < 0 ? dynamic : M::rows * M::cols),
+                        T, false>;
+
+// The extents of one step of a value M stored as a column of `elements` entries: M's static extents, the
+// dynamic one (at most one) from the count.
+template <class M>
+constexpr extent block_extent(long elements) {
+    if constexpr (M::rank == 0) return {1, 1};
+    else if constexpr (M::rows >= 0 && M::cols >= 0) return {M::rows, M::cols};
+    else if constexpr (M::rows >= 0) return {M::rows, M::rows > 0 ? elements / M::rows : 0};
+    else return {M::cols > 0 ? elements / M::cols : 0, M::cols};
+}
+
+// A loop traced from the user's body (kiln::scan). Tag: the body's closure type. What a loop definition
+// gives scan_p: tag, carry and scanned (descriptions), carry_tree and ys_tree, body_outputs (the body's
+// graph on its parameters: carries, slices, captured values), captured (the enclosing graph's nodes the body
+// reads) and check() (the compile-time diagnostics).
+template <class Body, class InitTree, class XsTree, class Carry, class Xs>
+struct traced_loop;
+template <class Body, class InitTree, class XsTree, class... Carry, class... Xs>
+struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
+    using tag = Body;
+    using carry = mp_list<Carry...>;
+    using scanned = mp_list<scanned_rows<Xs>...>;
+    static constexpr std::size_t num_carry = sizeof...(Carry), num_xs = sizeof...(Xs);
+
+    // The body's parameters: carries, then slices; the body traced on them.
+    template <class Seq>
+    struct own_params;
+    template <std::size_t... K>
+    struct own_params<std::index_sequence<K...>> {
+        using type = mp_list<loop_param<Body, K, boost::mp11::mp_at_c<mp_list<Carry..., slice_meta<Xs>...>, K>>...>;
+    };
+    using own = typename own_params<std::make_index_sequence<num_carry + num_xs>>::type;
+    using carry_in = typename tracer_tree<InitTree, boost::mp11::mp_take_c<own, num_carry>>::type;
+    using xs_in = typename tracer_tree<XsTree, boost::mp11::mp_drop_c<own, num_carry>>::type;
+    using call = traced_call<Body, carry_in, xs_in>;
+    using outputs = outputs_of<std::remove_cvref_t<typename call::result>>;
+    using result = body_result<outputs, num_carry>;
+    static constexpr bool traced_ok = call::ok && outputs::value;
+    using traced_outputs = boost::mp11::mp_append<typename result::carry, typename result::ys>;
+    using carry_tree = InitTree;
+    using ys_tree = typename result::ys_tree;
+    static constexpr std::size_t num_ys = boost::mp11::mp_size<typename result::ys>::value;
+    template <std::size_t J>
+    using y_meta = strong_meta<typename info<boost::mp11::mp_at_c<typename result::ys, J>>::operand_meta>;
+
+    // What it captures, and the body's graph on parameters only.
+    using own_set = boost::mp11::mp_apply<inherit_set, own>;
+    template <class N>
+    using topo_of = typename info<N>::topo;
+    template <class N>
+    using captured_of = typename captured_by<N, own_set>::type;
+    template <class N>
+    using output_captured = is_captured<N, own_set>;
+    using topo = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, traced_outputs>>::type;
+    using captured = boost::mp11::mp_unique<
+        boost::mp11::mp_append<boost::mp11::mp_apply<boost::mp11::mp_append, boost::mp11::mp_transform<captured_of, topo>>,
+                               boost::mp11::mp_copy_if<traced_outputs, output_captured>>>;
+    struct rewrite_context {
+        using own = own_set;
+        using tag = Body;
+        using captured_map = index_map<captured>;
+        static constexpr std::size_t first_captured = num_carry + num_xs;
+    };
+    template <class N>
+    using rewritten = typename loop_rewrite<N, rewrite_context>::type;
+    using body_outputs = boost::mp11::mp_transform<rewritten, traced_outputs>;
+    static constexpr std::size_t num_captured = boost::mp11::mp_size<captured>::value;
+    template <std::size_t C>
+    using captured_meta = strong_meta<typename info<boost::mp11::mp_at_c<captured, C>>::operand_meta>;
+
+    // The compile-time checks, first failing group only.
+    static constexpr long static_length = [] {
+        long t = dynamic;
+        ((t = t >= 0 ? t : Xs::rows), ...);
+        return t;
+    }();
+    // How per-step output J is stacked: by rows.
+    template <std::size_t J>
+    using y_leaf = scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>;
+    template <std::size_t... K>
+    static constexpr bool carries_keep_type(std::index_sequence<K...>) {
+        return (raise_if<!(std::is_same_v<typename Carry::scalar,
+                                          typename info<boost::mp11::mp_at_c<typename result::carry, K>>::scalar> &&
+                           Carry::rank == info<boost::mp11::mp_at_c<typename result::carry, K>>::rank &&
+                           extents_compatible(Carry::rows, info<boost::mp11::mp_at_c<typename result::carry, K>>::rows) &&
+                           extents_compatible(Carry::cols, info<boost::mp11::mp_at_c<typename result::carry, K>>::cols)),
+                         diagnostic::scan_carry_type, diagnostic::leaf<K>, operand_description<Carry>,
+                         operand_description<typename info<boost::mp11::mp_at_c<typename result::carry, K>>::operand_meta>>::ok &&
+                ... && true);
+    }
+    template <std::size_t... J>
+    static constexpr bool outputs_stack(std::index_sequence<J...>) {
+        return (raise_if<!stackable<y_meta<J>>, diagnostic::scan_output_not_vector, diagnostic::leaf<J>,
+                         operand_description<y_meta<J>>>::ok &&
+                ... && true);
+    }
+    static constexpr bool check() {
+        constexpr bool xs_arrays = ((Xs::rank == 2) && ...);
+        constexpr bool xs_same_length = ((Xs::rows < 0 || static_length < 0 || Xs::rows == static_length) && ...);
+        if constexpr (!xs_arrays) {
+            return []<std::size_t... J>(std::index_sequence<J...>) {
+                return (raise_if<Xs::rank != 2, diagnostic::scan_xs_not_array, diagnostic::leaf<J>,
+                                 operand_description<Xs>>::ok && ...);
+            }(std::index_sequence_for<Xs...>{});
+        } else if constexpr (!xs_same_length) {
+            using first = boost::mp11::mp_front<mp_list<Xs...>>;
+            return []<std::size_t... J>(std::index_sequence<J...>) {
+                return (raise_if<!(Xs::rows < 0 || static_length < 0 || Xs::rows == static_length),
+                                 diagnostic::scan_xs_length, diagnostic::leaf<J>, operand_description<Xs>,
+                                 operand_description<first>>::ok && ...);
+            }(std::index_sequence_for<Xs...>{});
+        } else if constexpr (!traced_ok) {
+            return false;  // the call, or what it returned, has said why
+        } else if constexpr (!result::ok) {
+            return raise_if<true, diagnostic::scan_body_result, std::remove_cvref_t<typename call::result>>::ok;
+        } else if constexpr (!std::is_same_v<typename tracer_shape<typename result::carry_tree>::type,
+                                             typename tracer_shape<InitTree>::type>) {
+            return raise_if<true, diagnostic::scan_carry_structure, InitTree, typename result::carry_tree>::ok;
+        } else if constexpr (!carries_keep_type(std::index_sequence_for<Carry...>{})) {
+            return false;
+        } else {
+            return outputs_stack(std::make_index_sequence<num_ys>{});
+        }
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------
+// Reverse mode: the derivative of a loop is a loop over the steps in the other direction, whose body is the
+// vjp of the forward body (detail/transform/autodiff.hpp's reverse pass, on the body's graph). The forward
+// loop saves the carry each step started from (its residual results, read only when a derivative needs
+// them); the backward body recomputes the rest of the step from it.
+// ---------------------------------------------------------------------------------------------------
+
+// N with its leaves replaced as Map says (an mp_list of mp_list<from, to>), node by node.
+template <class Found, class N>
+struct substitute_leaf {
+    using type = boost::mp11::mp_second<Found>;
+};
+template <class N>
+struct substitute_leaf<void, N> {
+    using type = N;
+};
+template <class N, class Map>
+struct substitute {
+    using type = typename substitute_leaf<boost::mp11::mp_map_find<Map, N>, N>::type;
+};
+template <class P, class... Children, class Map>
+struct substitute<node<P, Children...>, Map> {
+    using type = node<P, typename substitute<Children, Map>::type...>;
+};
+
+template <class Fwd>
+struct backward_tag {};
+template <class M>
+inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scalar>;
+// The positions of the true entries of Flags (an mp_list of bool constants) among themselves: -1 for false.
+template <std::size_t N>
+struct positions {
+    std::array<long, (N > 0 ? N : 1)> at{};
+    std::size_t count = 0;
+};
+// The index of the P-th true entry.
+template <std::size_t N>
+constexpr std::size_t nth_true(positions<N> const& p, std::size_t n) {
+    for (std::size_t k = 0; k < N; ++k)
+        if (p.at[k] == static_cast<long>(n)) return k;
+    return 0;
+}
+template <bool... Flags>
+constexpr positions<sizeof...(Flags)> positions_of() {
+    positions<sizeof...(Flags)> p{};
+    bool const flags[] = {false, Flags...};
+    for (std::size_t k = 0; k < sizeof...(Flags); ++k) p.at[k] = flags[k + 1] ? static_cast<long>(p.count++) : -1;
+    return p;
+}
+
+template <class Def, bool Reverse>
+struct scan_p;
+template <class Loop, class Cotangents, class Node, class... Operands>
+struct backward_node;
+template <class Loop, class Node, class Operands, class Tangents>
+struct tangent_node;
+
+// The backward loop of the forward loop Fwd (run in FwdReverse), for the results whose cotangent is not
+// structurally zero (bit k of Mask: result k). Parameters: carry = the cotangents of the floating carries,
+// then the sums of the floating captured values' cotangents; scanned = the carries the forward steps started
+// from (all of them: the forward body reads them), the forward xs, the nonzero cotangents of the per-step
+// outputs and of the saved carries; captured = the forward loop's. Results: the cotangents of the initial
+// floating carries, of the floating captured values, then one per floating xs leaf (stacked).
+template <class Fwd, bool FwdReverse, std::uint64_t Mask>
+struct backward_loop {
+    using F = scan_p<Fwd, FwdReverse>;
+    using tag = backward_tag<backward_loop>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t K>
+    using fcarry = typename F::template carry_meta<K>;
+    template <std::size_t J>
+    using fslice = typename F::template leaf<J>::slice;
+    template <std::size_t C>
+    using fcaptured = typename Fwd::template captured_meta<C>;
+    template <std::size_t K>
+    static constexpr bool has_result_cotangent = ((Mask >> K) & 1) != 0;
+
+    static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
+        return positions_of<floating_meta<fcarry<K>>...>();
+    }(std::make_index_sequence<fc>{});
+    static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
+        return positions_of<floating_meta<fcaptured<C>>...>();
+    }(std::make_index_sequence<fcap>{});
+    static constexpr auto xs_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<floating_meta<fslice<J>>...>();
+    }(std::make_index_sequence<fx>{});
+    static constexpr auto y_ct_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<(has_result_cotangent<fc + J> && floating_meta<typename F::template y_leaf<J>::slice>)...>();
+    }(std::make_index_sequence<fy>{});
+    static constexpr auto saved_ct_pos = []<std::size_t... K>(std::index_sequence<K...>) {
+        return positions_of<(has_result_cotangent<fc + fy + K> && floating_meta<fcarry<K>>)...>();
+    }(std::make_index_sequence<fc>{});
+
+    // The saved carries are stored one column per step, and read back with the carry's shape: one of its
+    // extents must be fixed to recover the other.
+    static constexpr long unrecoverable = []<std::size_t... K>(std::index_sequence<K...>) {
+        long first = -1;
+        ((first = first < 0 && fcarry<K>::rank == 2 && fcarry<K>::rows < 0 && fcarry<K>::cols < 0 ? long(K) : first), ...);
+        return first;
+    }(std::make_index_sequence<fc>{});
+    static constexpr bool carries_recoverable =
+        raise_if<(unrecoverable >= 0), diagnostic::scan_reverse_dynamic_matrix_carry,
+                 diagnostic::leaf<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>,
+                 operand_description<fcarry<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>>>::ok;
+
+    // Where each parameter of the backward body is.
+    static constexpr std::size_t num_carry = carry_pos.count + captured_pos.count;
+    static constexpr std::size_t first_saved = num_carry, first_xs = first_saved + fc,
+                                 first_y_ct = first_xs + fx, first_saved_ct = first_y_ct + y_ct_pos.count,
+                                 num_scanned = fc + fx + y_ct_pos.count + saved_ct_pos.count,
+                                 first_captured = num_carry + num_scanned;
+    template <std::size_t I, class M>
+    using bparam = loop_param<tag, I, M>;
+    template <std::size_t I, class M>
+    using fparam = loop_param<typename Fwd::tag, I, M>;
+
+    // Descriptions.
+    template <class Seq>
+    struct lists;
+    template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
+    struct lists<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
+        using carry = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<floating_meta<fcarry<K>>, mp_list<fcarry<K>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>>;
+        using scanned = boost::mp11::mp_append<
+            mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
+                                                      mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
+                                                      mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>>,
+                                                      mp_list<>>...>>;
+        // The forward body's parameters, and what each becomes in the backward body.
+        using substitution = mp_list<mp_list<fparam<K, fcarry<K>>, bparam<first_saved + K, fcarry<K>>>...,
+                                     mp_list<fparam<fc + J, fslice<J>>, bparam<first_xs + J, fslice<J>>>...,
+                                     mp_list<fparam<fc + fx + C, fcaptured<C>>, bparam<first_captured + C, fcaptured<C>>>...>;
+        // The reverse pass over the forward body, seeded by the carries' and outputs' cotangents.
+        template <std::size_t K2>
+        using carry_seed = std::conditional_t<(carry_pos.at[K2] >= 0), bparam<static_cast<std::size_t>(carry_pos.at[K2] < 0 ? 0 : carry_pos.at[K2]), fcarry<K2>>, zero>;
+        template <std::size_t Y2>
+        using y_seed = std::conditional_t<(y_ct_pos.at[Y2] >= 0),
+                                          bparam<first_y_ct + static_cast<std::size_t>(y_ct_pos.at[Y2] < 0 ? 0 : y_ct_pos.at[Y2]),
+                                                 typename F::template y_leaf<Y2>::slice>,
+                                          zero>;
+        using pass = reverse_pass<typename Fwd::body_outputs, mp_list<carry_seed<K>..., y_seed<Y>...>,
+                                  mp_list<fparam<K, fcarry<K>>..., fparam<fc + J, fslice<J>>..., fparam<fc + fx + C, fcaptured<C>>...>>;
+        // The new carries: each carry's cotangent (plus the saved carry's own, when it has one), each captured
+        // value's sum; then each xs leaf's cotangent.
+        template <std::size_t K2>
+        struct new_carry {
+            using adjoint = typename pass::template of<fparam<K2, fcarry<K2>>>::type;
+            using with_saved = typename std::conditional_t<
+                (saved_ct_pos.at[K2] >= 0),
+                add_two<adjoint, bparam<first_saved_ct + static_cast<std::size_t>(saved_ct_pos.at[K2] < 0 ? 0 : saved_ct_pos.at[K2]), fcarry<K2>>>,
+                std::type_identity<adjoint>>::type;
+            using type = std::conditional_t<is_zero<with_saved>,
+                                            typename decltype(kiln::zeros_like(tracer<fparam<K2, fcarry<K2>>>{}))::kiln_expr,
+                                            with_saved>;
+        };
+        template <std::size_t C2>
+        struct new_sum {
+            using acc = bparam<carry_pos.count + static_cast<std::size_t>(captured_pos.at[C2] < 0 ? 0 : captured_pos.at[C2]), fcaptured<C2>>;
+            using type = typename add_two<acc, typename pass::template of<fparam<fc + fx + C2, fcaptured<C2>>>::type>::type;
+        };
+        template <std::size_t J2>
+        struct xs_cotangent {
+            using adjoint = typename pass::template of<fparam<fc + J2, fslice<J2>>>::type;
+            using type = std::conditional_t<is_zero<adjoint>,
+                                            typename decltype(kiln::zeros_like(tracer<fparam<fc + J2, fslice<J2>>>{}))::kiln_expr,
+                                            adjoint>;
+        };
+        using outputs = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<typename new_carry<K>::type>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<typename new_sum<C>::type>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename xs_cotangent<J>::type>, mp_list<>>...>>;
+        template <class N>
+        using substituted = typename substitute<N, substitution>::type;
+        using body_outputs = boost::mp11::mp_transform<substituted, outputs>;
+        using ys_leaves = boost::mp11::mp_append<
+            std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>;
+    };
+    using all = lists<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
+                              std::make_index_sequence<fy>>>;
+    using carry = typename all::carry;
+    using scanned = typename all::scanned;
+    static constexpr std::size_t num_captured = fcap;
+    template <std::size_t C>
+    using captured_meta = fcaptured<C>;
+    using body_outputs = typename all::body_outputs;
+    static constexpr std::size_t num_ys = xs_pos.count;
+    // Each floating xs leaf's cotangent is stacked as that leaf is stored.
+    template <std::size_t J>
+    using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
+    using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
+    using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
+    static constexpr bool check() { return carries_recoverable; }
+};
+
+// Forward mode: the tangent of a loop is one loop that carries the carries and their tangents together,
+// scans xs and the tangents of xs, and whose body is the forward body with its jvp (autodiff.hpp's forward
+// pass). Mask: bit i when operand i of the loop (init, xs, captured) has a tangent.
+template <class Fwd, bool FwdReverse, std::uint64_t Mask>
+struct tangent_loop {
+    using F = scan_p<Fwd, FwdReverse>;
+    using tag = backward_tag<tangent_loop>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t K>
+    using fcarry = typename F::template carry_meta<K>;
+    template <std::size_t J>
+    using fslice = typename F::template leaf<J>::slice;
+    template <std::size_t C>
+    using fcaptured = typename Fwd::template captured_meta<C>;
+    template <std::size_t I>
+    static constexpr bool has_tangent = ((Mask >> I) & 1) != 0;
+
+    // Every floating carry has a tangent (it may become nonzero inside the loop); xs leaves and captured
+    // values when theirs is given; every floating per-step output.
+    static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
+        return positions_of<floating_meta<fcarry<K>>...>();
+    }(std::make_index_sequence<fc>{});
+    static constexpr auto xs_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<(floating_meta<fslice<J>> && has_tangent<fc + J>)...>();
+    }(std::make_index_sequence<fx>{});
+    static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
+        return positions_of<(floating_meta<fcaptured<C>> && has_tangent<fc + fx + C>)...>();
+    }(std::make_index_sequence<fcap>{});
+    static constexpr auto y_pos = []<std::size_t... J>(std::index_sequence<J...>) {
+        return positions_of<floating_meta<typename F::template y_meta<J>>...>();
+    }(std::make_index_sequence<fy>{});
+
+    static constexpr std::size_t num_carry = fc + carry_pos.count, first_xs = num_carry,
+                                 first_captured = first_xs + fx + xs_pos.count;
+    template <std::size_t I, class M>
+    using tparam = loop_param<tag, I, M>;
+    template <std::size_t I, class M>
+    using fparam = loop_param<typename Fwd::tag, I, M>;
+    template <long P>
+    static constexpr std::size_t at = static_cast<std::size_t>(P < 0 ? 0 : P);
+
+    template <class Seq>
+    struct lists;
+    template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
+    struct lists<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
+        using carry = boost::mp11::mp_append<
+            mp_list<fcarry<K>...>,
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
+        using scanned = boost::mp11::mp_append<
+            mp_list<typename F::template leaf<J>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>>;
+        using substitution = mp_list<mp_list<fparam<K, fcarry<K>>, tparam<K, fcarry<K>>>...,
+                                     mp_list<fparam<fc + J, fslice<J>>, tparam<first_xs + J, fslice<J>>>...,
+                                     mp_list<fparam<fc + fx + C, fcaptured<C>>, tparam<first_captured + C, fcaptured<C>>>...>;
+        // The forward pass over the forward body, from the tangent parameters.
+        using wrt = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<fparam<K, fcarry<K>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<fparam<fc + J, fslice<J>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<fparam<fc + fx + C, fcaptured<C>>>, mp_list<>>...>>;
+        using seeds = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<tparam<fc + at<carry_pos.at[K]>, fcarry<K>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<tparam<first_xs + fx + at<xs_pos.at[J]>, fslice<J>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0),
+                                                      mp_list<tparam<first_captured + fcap + at<captured_pos.at[C]>, fcaptured<C>>>, mp_list<>>...>>;
+        using outs = typename Fwd::body_outputs;
+        using pass = forward_pass<outs, wrt, seeds>;
+        template <class N>
+        using zeros_like_of = typename decltype(kiln::zeros_like(tracer<N>{}))::kiln_expr;
+        template <std::size_t O, class Zero>
+        struct tangent_out {
+            using raw = typename pass::template of<boost::mp11::mp_at_c<outs, O>>;
+            using type = typename std::conditional_t<is_zero<raw>, boost::mp11::mp_defer<zeros_like_of, Zero>, std::type_identity<raw>>::type;
+        };
+        using outputs = boost::mp11::mp_append<
+            mp_list<boost::mp11::mp_at_c<outs, K>...>,
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<typename tangent_out<K, fparam<K, fcarry<K>>>::type>, mp_list<>>...>,
+            mp_list<boost::mp11::mp_at_c<outs, fc + Y>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_pos.at[Y] >= 0), mp_list<typename tangent_out<fc + Y, boost::mp11::mp_at_c<outs, fc + Y>>::type>, mp_list<>>...>>;
+        template <class N>
+        using substituted = typename substitute<N, substitution>::type;
+        using body_outputs = boost::mp11::mp_transform<substituted, outputs>;
+        using ys_leaves = boost::mp11::mp_append<
+            mp_list<typename F::template y_leaf<Y>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>, mp_list<>>...>>;
+    };
+    using all = lists<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
+                              std::make_index_sequence<fy>>>;
+    using carry = typename all::carry;
+    using scanned = typename all::scanned;
+    using body_outputs = typename all::body_outputs;
+    static constexpr std::size_t num_captured = fcap + captured_pos.count;
+    template <std::size_t C>
+    using captured_meta = fcaptured<(C < fcap ? C : nth_true(captured_pos, C - fcap))>;
+    static constexpr std::size_t num_ys = fy + y_pos.count;
+    template <std::size_t J>
+    using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
+    using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
+    using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
+    static constexpr bool check() { return true; }
+};
+
+// The loop of definition Def (traced_loop, or a derivative's loop), run forward or in Reverse (from the last
+// step to the first; outputs are still stacked in step order, as JAX's reverse=True). Its name holds Def, never
+// a node type.
+template <class Def, bool Reverse = false>
+struct scan_p : primitive_base {
+    using definition = Def;
+    static constexpr std::string_view name = Reverse ? "scan[reverse]" : "scan";
+    static constexpr bool operands_in_memory = true;  // read at every step: computed once, before the loop
+    static constexpr bool multiple_results = true;
+    using carry = typename Def::carry;
+    using scanned = typename Def::scanned;
+    static constexpr std::size_t num_carry = boost::mp11::mp_size<carry>::value;
+    static constexpr std::size_t num_xs = boost::mp11::mp_size<scanned>::value;
+    static constexpr std::size_t num_captured = Def::num_captured;
+    static constexpr std::size_t num_ys = Def::num_ys;
+    static constexpr std::size_t num_params = num_carry + num_xs + num_captured;
+    static constexpr std::size_t num_results = 2 * num_carry + num_ys;
+
+    using graph = typename make_graph<
+        typename Def::body_outputs, num_params,
+        boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry + num_ys>>>::type;
+    // The key the body's graph is planned and evaluated under (detail/eval/context.hpp).
+    struct body_key {
+        using graph = scan_p::graph;
+    };
+    using body_extents_t = std::array<extent, size_of<body_key>>;
+    // The body node of output O (carries, then per-step outputs).
+    template <std::size_t O>
+    static constexpr std::size_t output_node = plan_of<body_key>.outputs[O];
+    template <std::size_t K>
+    using carry_meta = boost::mp11::mp_at_c<carry, K>;
+    template <std::size_t J>
+    using leaf = boost::mp11::mp_at_c<scanned, J>;
+    // Per-step output J: how it is stacked (y_leaf), and one step of it (y_meta).
+    template <std::size_t J>
+    using y_leaf = typename Def::template y_leaf<J>;
+    template <std::size_t J>
+    using y_meta = typename y_leaf<J>::slice;
+
+    // The loop's length when it is fixed, else dynamic.
+    template <class L>
+    static constexpr long leaf_length = L::blocks ? L::stored::cols : L::stored::rows;
+    static constexpr long static_length = []<std::size_t... J>(std::index_sequence<J...>) {
+        long t = dynamic;
+        ((t = t >= 0 ? t : leaf_length<leaf<J>>), ...);
+        return t;
+    }(std::make_index_sequence<num_xs>{});
+    // Result K: carry K; stacked output K - num_carry; the carries steps started from, K - num_carry - num_ys.
+    template <std::size_t K>
+    static constexpr auto result_meta_of() {
+        if constexpr (K < num_carry) return std::type_identity<carry_meta<K>>{};
+        else if constexpr (K < num_carry + num_ys) return std::type_identity<typename y_leaf<K - num_carry>::stored>{};
+        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, static_length>>{};
+    }
+    template <std::size_t K>
+    using result_meta = typename decltype(result_meta_of<K>())::type;
+    template <class Seq>
+    struct results_of;
+    template <std::size_t... K>
+    struct results_of<std::index_sequence<K...>> {
+        using type = loop_results<storage_t<result_meta<K>>...>;
+    };
+    using results = typename results_of<std::make_index_sequence<num_results>>::type;
+
+    template <class... Ms>
+    struct rule {
+        using scalar = results;
+        static constexpr bool weak = false;
+        static constexpr int rank = 0;
+        static constexpr long rows = 1, cols = 1;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialize = true;
+        static constexpr bool pointwise = false;
+        static constexpr bool checked = Def::check();
+    };
+
+    // The body's extents for the loop's operand extents ops (carries, scanned leaves, captured values):
+    // what the body's parameters are, then its own shape rules (which may throw kiln::shape_error).
+    template <std::size_t... J>
+    static void slice_extents(std::array<extent_leaf, num_params>& leaves, extent const* ops, std::index_sequence<J...>) {
+        ((leaves[num_carry + J].e = leaf<J>::blocks                   ? detail::block_extent<typename leaf<J>::slice>(ops[num_carry + J].rows)
+                                    : leaf<J>::slice::rank == 0         ? extent{1, 1}
+                                    : leaf<J>::slice::cols == 1         ? extent{ops[num_carry + J].cols, 1}
+                                                                        : extent{1, ops[num_carry + J].cols}),
+         ...);
+    }
+    static body_extents_t body_extents(extent const* ops) {
+        std::array<extent_leaf, num_params> leaves{};
+        for (std::size_t k = 0; k < num_params; ++k) leaves[k].e = ops[k];
+        scan_p::slice_extents(leaves, ops, std::make_index_sequence<num_xs>{});
+        return detail::extents_of<body_key>(leaves);
+    }
+    template <std::size_t... I>
+    static constexpr body_extents_t static_body_extents(std::index_sequence<I...>) {
+        return {detail::static_extent<meta_at<body_key, I>>()...};
+    }
+    static long length_of(extent const* ops) {
+        return leaf<0>::blocks ? ops[num_carry].cols : ops[num_carry].rows;
+    }
+    // Result K's extents.
+    template <std::size_t K>
+    static extent result_extent(extent const* ops, body_extents_t const& body) {
+        long const length = scan_p::length_of(ops);
+        if constexpr (K < num_carry) {
+            return ops[K];
+        } else if constexpr (K < num_carry + num_ys) {
+            using Y = y_meta<K - num_carry>;
+            extent const y = body[output_node<K>];
+            if constexpr (y_leaf<K - num_carry>::blocks) return {y.rows * y.cols, length};
+            else return {length, Y::rank == 0 ? 1 : Y::cols == 1 ? y.rows : y.cols};
+        } else {
+            extent const c = ops[K - num_carry - num_ys];
+            return {c.rows * c.cols, length};
+        }
+    }
+
+    // Run time: the scanned leaves have one length, and the body returns each carry in its shape.
+    template <class... Ms, class... E>
+    static shape_check shape(E... e) {
+        std::array<extent, sizeof...(E)> const ops{e...};
+        shape_check r{{1, 1}};
+        long const length = scan_p::length_of(ops.data());
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((r.bad_operand < 0 && (leaf<J>::blocks ? ops[num_carry + J].cols : ops[num_carry + J].rows) != length
+                  ? (r.bad_operand = static_cast<int>(num_carry + J),
+                     r.expected = leaf<J>::blocks ? extent{dynamic, length} : extent{length, dynamic}, 0)
+                  : 0),
+             ...);
+        }(std::make_index_sequence<num_xs>{});
+        if (r.bad_operand >= 0) return r;
+        auto const body = scan_p::body_extents(ops.data());
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((r.bad_operand < 0 && body[output_node<K>] != ops[K]
+                  ? (r.bad_operand = static_cast<int>(K), r.expected = body[output_node<K>], 0)
+                  : 0),
+             ...);
+        }(std::make_index_sequence<num_carry>{});
+        return r;
+    }
+
+    // The cost: the body's, once per step.
+    template <std::size_t I>
+    static constexpr double node_flops(body_extents_t const& ext) {
+        if constexpr (info<node_of<body_key, I>>::kind == node_kind::computed) return node_eval<body_key, I>::flops(ext);
+        else return 0.0;
+    }
+    template <std::size_t... I>
+    static constexpr double step_flops(body_extents_t const& ext, std::index_sequence<I...>) {
+        return (0.0 + ... + scan_p::node_flops<I>(ext));
+    }
+    template <class... E>
+    static constexpr double flops(extent, E... e) {
+        std::array<extent, sizeof...(E)> const ops{e...};
+        constexpr auto nodes = std::make_index_sequence<size_of<body_key>>{};
+        if (std::is_constant_evaluated())
+            return static_cast<double>(static_length) * scan_p::step_flops(scan_p::static_body_extents(nodes), nodes);
+        return static_cast<double>(scan_p::length_of(ops.data())) * scan_p::step_flops(scan_p::body_extents(ops.data()), nodes);
+    }
+
+    // as_text(): the body's graph under the loop's line, as a jaxpr prints a scan's.
+    static constexpr bool has_text_block = true;
+    static std::string range(std::size_t first, std::size_t count) {
+        std::string r = "args[" + std::to_string(first);
+        if (count > 1) r.append("..").append(std::to_string(first + count - 1));
+        return r.append("]");
+    }
+    static std::string text_block(extent const* ops) {
+        auto const body = scan_p::body_extents(ops);
+        std::string block = "  { body of " + std::to_string(num_carry + num_ys) + " outputs; its arguments: carry " +
+                            scan_p::range(0, num_carry) + ", step of xs " + scan_p::range(num_carry, num_xs);
+        if (num_captured > 0) block.append(", captured ").append(scan_p::range(num_carry + num_xs, num_captured));
+        block.append("\n");
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+            (block.append(detail::node_line<body_key, I>(body)), ...);
+        }(std::make_index_sequence<size_of<body_key>>{});
+        block.append("  return");
+        for (std::size_t o : plan_of<body_key>.outputs) block.append(" %").append(std::to_string(o));
+        block.append(" }\n");
+        std::string text;  // every line indented under the loop's (a nested loop's body, twice)
+        for (std::size_t at = 0; at < block.size();) {
+            std::size_t const end = block.find('\n', at);
+            text.append("    ").append(block, at, end + 1 - at);
+            at = end + 1;
+        }
+        return text;
+    }
+
+    // Step t of the scanned leaf J.
+    template <std::size_t J, class V>
+    static auto slice(V const& v, long t) {
+        using L = leaf<J>;
+        using S = typename L::slice;
+        if constexpr (L::blocks) {
+            if constexpr (S::rank == 0) return static_cast<typename S::scalar>(v(0, t));
+            else {
+                extent const e = detail::block_extent<S>(static_cast<long>(v.rows()));
+                return Eigen::Map<Eigen::Matrix<typename S::scalar, static_cast<int>(S::rows), static_cast<int>(S::cols)> const>(
+                    v.col(t).data(), e.rows, e.cols);
+            }
+        } else if constexpr (S::rank == 0) {
+            return static_cast<typename S::scalar>(v(t, 0));
+        } else if constexpr (S::cols == 1) {
+            return v.row(t).transpose();
+        } else {
+            return v.row(t);
+        }
+    }
+    template <class V>
+    static extent extent_of(V const& v) {
+        if constexpr (std::is_arithmetic_v<V>) return {1, 1};
+        else return {static_cast<long>(v.rows()), static_cast<long>(v.cols())};
+    }
+    template <class Y, class S, class R>
+    static void write_row(S& stacked, R const& y, long t) {
+        if constexpr (Y::rank == 0) stacked(t, 0) = y;
+        else if constexpr (Y::cols == 1) stacked.row(t) = y.transpose();
+        else stacked.row(t) = y;
+    }
+    template <std::size_t J, class S, class R>
+    static void write_step(S& stacked, R const& y, long t) {
+        if constexpr (y_leaf<J>::blocks) scan_p::write_block(stacked, y, t);
+        else scan_p::write_row<y_meta<J>>(stacked, y, t);
+    }
+    template <class C, class S>
+    static void write_block(S& stacked, C const& c, long t) {
+        if constexpr (std::is_arithmetic_v<C>) stacked(0, t) = c;
+        else stacked.col(t) = Eigen::Map<Eigen::Matrix<typename C::Scalar, Eigen::Dynamic, 1> const>(c.data(), c.size());
+    }
+
+    // The loop: the carries start as init; each step evaluates the body's plan on (carries, slices, captured
+    // values), saves the carry it started from when the graph reads those (Read: the results read), writes its
+    // per-step outputs into row t of their stacked results and its new carries over the old ones. The body's
+    // temporaries are kept from step to step.
+    template <class... Ms, class Dst, std::uint64_t Read, class... V>
+    static void assign(Dst& dst, extent, std::integral_constant<std::uint64_t, Read>, V const&... v) {
+        auto const ops = std::forward_as_tuple(v...);
+        std::array<extent, sizeof...(V)> const ext{scan_p::extent_of(v)...};
+        auto const body = scan_p::body_extents(ext.data());
+        long const length = scan_p::length_of(ext.data());
+        constexpr auto carries = std::make_index_sequence<num_carry>{};
+        constexpr auto ys = std::make_index_sequence<num_ys>{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            ((std::get<K>(dst.values) = std::get<K>(ops)), ...);
+            (((Read >> (num_carry + num_ys + K)) & 1 ? void(std::get<num_carry + num_ys + K>(dst.values).resize(
+                                                           scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows, length))
+                                                     : void()),
+             ...);
+        }(carries);
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            ((std::get<num_carry + J>(dst.values).resize(scan_p::result_extent<num_carry + J>(ext.data(), body).rows,
+                                                          scan_p::result_extent<num_carry + J>(ext.data(), body).cols)),
+             ...);
+        }(ys);
+        typename store_for<body_key>::type store{};
+        for (long step = 0; step < length; ++step) {
+            long const t = Reverse ? length - 1 - step : step;
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                (((Read >> (num_carry + num_ys + K)) & 1
+                      ? scan_p::write_block(std::get<num_carry + num_ys + K>(dst.values), std::get<K>(dst.values), t)
+                      : void()),
+                 ...);
+            }(carries);
+            auto const args = [&]<std::size_t... K, std::size_t... J, std::size_t... C>(
+                                  std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>) {
+                return std::tuple_cat(std::forward_as_tuple(std::as_const(std::get<K>(dst.values))...),
+                                      std::make_tuple(scan_p::slice<J>(std::get<num_carry + J>(ops), t)...),
+                                      std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
+            }(carries, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
+            auto outs = detail::evaluate<body_key>(args, body, store, nullptr);
+            [&]<std::size_t... J>(std::index_sequence<J...>) {
+                (scan_p::write_step<J>(std::get<num_carry + J>(dst.values), std::get<num_carry + J>(outs), t), ...);
+            }(ys);
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                ((std::get<K>(dst.values) = std::move(std::get<K>(outs))), ...);
+            }(carries);
+        }
+    }
+
+    // Reverse mode: the cotangent of operand K, a result of the backward loop (backward_loop), which every
+    // operand's rule builds alike, so it is one node.
+    template <std::size_t K, class Ct, class Y, class... Ops>
+    static constexpr auto vjp(Ct, Y, Ops...) {
+        return backward_node<scan_p, typename Ct::kiln_expr, typename Y::kiln_expr, typename Ops::kiln_expr...>::template cotangent<K>();
+    }
+    // Forward mode: the tangents of every result (cotangents<...>, one entry per result), from every
+    // operand's tangent (detail::zero for none) at once: a results of one tangent loop (tangent_loop).
+    template <class... A>
+    static constexpr auto jvp_all(A...) {
+        constexpr std::size_t n = (sizeof...(A) - 1) / 2;
+        using all = mp_list<A...>;
+        using node_t = typename boost::mp11::mp_at_c<all, n>::kiln_expr;
+        return []<std::size_t... I>(std::index_sequence<I...>) {
+            return typename tangent_node<scan_p, node_t,
+                                         mp_list<typename boost::mp11::mp_at_c<all, n + 1 + I>::kiln_expr...>,
+                                         mp_list<typename expr_of<boost::mp11::mp_at_c<all, I>>::type...>>::type{};
+        }(std::make_index_sequence<n>{});
+    }
+};
+
+// Result K of the loop Loop (a scan_p): the node's operands are the loop and the loop's own operands, read
+// for their extents only.
+template <class Loop, std::size_t K>
+struct scan_result_p : primitive_base {
+    static constexpr std::string_view name = "scan_result";
+    static constexpr unsigned shape_only_operands = ~1u;
+    static constexpr long result_index = static_cast<long>(K);
+    static constexpr fixed_text<32> attrs_text = [] {
+        fixed_text<32> t;
+        t.text("index=").number(static_cast<long long>(K));
+        return t;
+    }();
+    static constexpr std::string_view attrs() { return attrs_text.view(); }
+
+    template <class L, class... Ms>
+    struct rule {
+        using M = typename Loop::template result_meta<K>;
+        // Operand 0 is the loop, or after a kiln: diagnostic about it a stand-in: then no node (and no
+        // second error).
+        static constexpr bool checked = requires { L::scalar::value_name; };
+        using scalar = typename M::scalar;
+        static constexpr bool weak = false;
+        static constexpr int rank = M::rank;
+        static constexpr long rows = M::rows, cols = M::cols;
+        static constexpr unsigned broadcast_mask = 0;
+        static constexpr bool always_materialize = false;
+        static constexpr bool pointwise = false;
+    };
+    template <class... Ms, class... E>
+    static shape_check shape(extent, E... e) {
+        std::array<extent, sizeof...(E)> const ops{e...};
+        return {Loop::template result_extent<K>(ops.data(), Loop::body_extents(ops.data()))};
+    }
+    template <class... E>
+    static constexpr double flops(extent, E...) {
+        return 0;
+    }
+    template <class... Ms, class S, class... Rest>
+    static auto lower(extent, S const& loop, Rest const&...) {
+        auto const& v = std::get<K>(loop.values);
+        if constexpr (std::is_arithmetic_v<std::remove_cvref_t<decltype(v)>>) return v;
+        else return v.array();
+    }
+    // This result's tangent from the loop's: entry K of the loop's tangents.
+    template <std::size_t J, class T, class Y, class... Operands>
+    static constexpr auto jvp(T, Y, Operands...) {
+        if constexpr (J == 0) return pick<typename T::kiln_expr>::get();
+        else return zero{};
+    }
+    template <class Ts>
+    struct pick;
+    template <class... Ts>
+    struct pick<cotangents<Ts...>> {
+        using entry = boost::mp11::mp_at_c<mp_list<Ts...>, K>;
+        static auto get() {
+            if constexpr (is_zero<entry>) return zero{};
+            else return tracer<entry>{};
+        }
+    };
+    // The loop's cotangent from this result's: entry K of its cotangents.
+    template <std::size_t J, class Ct, class Y, class... Operands>
+    static constexpr auto vjp(Ct, Y, Operands...) {
+        if constexpr (J == 0) {
+            return []<std::size_t... I>(std::index_sequence<I...>) {
+                return cotangents<std::conditional_t<I == K, typename Ct::kiln_expr, zero>...>{};
+            }(std::make_index_sequence<Loop::num_results>{});
+        } else {
+            return zero{};
+        }
+    }
+};
+
+// Result K of the loop node Loop, as a tracer (build_output calls it for each leaf of the results).
+template <class P, class Loop, class... Ops>
+struct scan_result_leaf {
+    template <class I>
+    auto operator()(I) const {
+        return make_node<scan_result_p<P, I::value>, Loop, tracer<Ops>...>{};
+    }
+};
+template <class P, class Def, class... Ops>
+auto scan_results(mp_list<Ops...>*) {
+    using loop = make_node<P, tracer<Ops>...>;
+    scan_result_leaf<P, loop, Ops...> const leaf{};
+    auto carry = build_output<typename tracer_shape<typename Def::carry_tree>::type, 0>::make(leaf);
+    auto ys = build_output<typename tracer_shape<typename Def::ys_tree>::type, P::num_carry>::make(leaf);
+    return std::pair<decltype(carry), decltype(ys)>(carry, ys);
+}
+template <class N>
+using loop_meta = strong_meta<typename info<N>::operand_meta>;
+
+// The tangent loop of the loop node S (of primitive scan_p<Fwd, R>, operands Ops, tangents Ts: node types or
+// zero), and the tangents of S's results (a cotangents<...> list, `type`).
+template <class Fwd, bool R, class S, class... Ops, class... Ts>
+struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
+    using F = scan_p<Fwd, R>;
+    static constexpr std::uint64_t mask = []<std::size_t... I>(std::index_sequence<I...>) {
+        return ((is_zero<Ts> ? std::uint64_t{0} : std::uint64_t{1} << I) | ... | std::uint64_t{0});
+    }(std::index_sequence_for<Ts...>{});
+    using D = tangent_loop<Fwd, R, mask>;
+    using P = scan_p<D, R>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t I>
+    using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
+    template <std::size_t I>
+    using tan = boost::mp11::mp_at_c<mp_list<Ts...>, I>;
+    template <class N>
+    using zeros_like_node = typename decltype(kiln::zeros_like(tracer<N>{}))::kiln_expr;
+    template <std::size_t K>
+    using carry_tangent = typename std::conditional_t<is_zero<tan<K>>, boost::mp11::mp_defer<zeros_like_node, op<K>>,
+                                                      std::type_identity<tan<K>>>::type;
+    template <class Seq>
+    struct operands_of;
+    template <std::size_t... K, std::size_t... J, std::size_t... C>
+    struct operands_of<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>>> {
+        using type = boost::mp11::mp_append<
+            mp_list<op<K>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::carry_pos.at[K] >= 0), mp_list<carry_tangent<K>>, mp_list<>>...>,
+            mp_list<op<fc + J>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::xs_pos.at[J] >= 0), mp_list<tan<fc + J>>, mp_list<>>...>,
+            mp_list<op<fc + fx + C>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>>;
+    };
+    using operands = typename operands_of<
+        mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;
+    template <class... Bs>
+    static auto node_of_list(mp_list<Bs...>*) -> make_node<P, tracer<Bs>...>;
+    using loop = decltype(node_of_list(static_cast<operands*>(nullptr)));
+    template <long Index, class... Bs>
+    static auto result_of_list(mp_list<Bs...>*)
+        -> make_node<scan_result_p<P, static_cast<std::size_t>(Index)>, loop, tracer<Bs>...>;
+    template <long Index>
+    using result = typename decltype(result_of_list<Index>(static_cast<operands*>(nullptr)))::kiln_expr;
+    // The tangent of S's result Q.
+    template <std::size_t Q>
+    static constexpr auto entry() {
+        if constexpr (Q < fc) {
+            if constexpr (D::carry_pos.at[Q] >= 0) return std::type_identity<result<static_cast<long>(fc) + D::carry_pos.at[Q]>>{};
+            else return std::type_identity<zero>{};
+        } else if constexpr (Q < fc + fy) {
+            if constexpr (D::y_pos.at[Q - fc] >= 0)
+                return std::type_identity<result<static_cast<long>(D::num_carry + fy) + D::y_pos.at[Q - fc]>>{};
+            else return std::type_identity<zero>{};
+        } else {
+            constexpr std::size_t k = Q - fc - fy;
+            if constexpr (D::carry_pos.at[k] >= 0)
+                return std::type_identity<result<static_cast<long>(D::num_carry + D::num_ys + fc) + D::carry_pos.at[k]>>{};
+            else return std::type_identity<zero>{};
+        }
+    }
+    using type = decltype([]<std::size_t... Q>(std::index_sequence<Q...>) {
+        return cotangents<typename decltype(entry<Q>())::type...>{};
+    }(std::make_index_sequence<F::num_results>{}));
+};
+
+// The backward loop of the loop node S (of primitive scan_p<Fwd, R>, operands Ops), for its results'
+// cotangents Cs, and the cotangent of each of S's operands.
+template <class Fwd, bool R, class... Cs, class S, class... Ops>
+struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
+    using F = scan_p<Fwd, R>;
+    static constexpr std::uint64_t mask = []<std::size_t... I>(std::index_sequence<I...>) {
+        return ((is_zero<Cs> ? std::uint64_t{0} : std::uint64_t{1} << I) | ... | std::uint64_t{0});
+    }(std::index_sequence_for<Cs...>{});
+    using D = backward_loop<Fwd, R, mask>;
+    using P = scan_p<D, !R>;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    template <std::size_t I>
+    using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
+    template <std::size_t I>
+    using ct = boost::mp11::mp_at_c<mp_list<Cs...>, I>;
+    template <class N>
+    using zeros_like_node = typename decltype(kiln::zeros_like(tracer<N>{}))::kiln_expr;
+    template <std::size_t K>
+    using carry_init = typename std::conditional_t<is_zero<ct<K>>, boost::mp11::mp_defer<zeros_like_node, op<K>>,
+                                                   std::type_identity<ct<K>>>::type;
+    template <std::size_t K>
+    using saved = typename make_node<scan_result_p<F, fc + fy + K>, tracer<S>, tracer<Ops>...>::kiln_expr;
+
+    template <class Seq>
+    struct operands_of;
+    template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
+    struct operands_of<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
+        using type = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<(D::carry_pos.at[K] >= 0), mp_list<carry_init<K>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<zeros_like_node<op<fc + fx + C>>>, mp_list<>>...>,
+            mp_list<saved<K>...>, mp_list<op<fc + J>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::y_ct_pos.at[Y] >= 0), mp_list<ct<fc + Y>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::saved_ct_pos.at[K] >= 0), mp_list<ct<fc + fy + K>>, mp_list<>>...>,
+            mp_list<op<fc + fx + C>...>>;
+    };
+    using operands = typename operands_of<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>,
+                                                  std::make_index_sequence<fcap>, std::make_index_sequence<fy>>>::type;
+    template <class... Bs>
+    static auto node_of_list(mp_list<Bs...>*) -> make_node<P, tracer<Bs>...>;
+    using loop = decltype(node_of_list(static_cast<operands*>(nullptr)));
+    template <long Index, class... Bs>
+    static auto result_of_list(mp_list<Bs...>*) -> make_node<scan_result_p<P, static_cast<std::size_t>(Index)>, loop, tracer<Bs>...>;
+    template <long Index>
+    static auto result() {
+        return decltype(result_of_list<Index>(static_cast<operands*>(nullptr))){};
+    }
+
+    template <std::size_t K>
+    static auto cotangent() {
+        if constexpr (K < fc) {
+            if constexpr (D::carry_pos.at[K] >= 0) return result<D::carry_pos.at[K]>();
+            else return zero{};
+        } else if constexpr (K < fc + fx) {
+            if constexpr (D::xs_pos.at[K - fc] >= 0) return result<static_cast<long>(D::num_carry) + D::xs_pos.at[K - fc]>();
+            else return zero{};
+        } else {
+            if constexpr (D::captured_pos.at[K - fc - fx] >= 0)
+                return result<static_cast<long>(D::carry_pos.count) + D::captured_pos.at[K - fc - fx]>();
+            else return zero{};
+        }
+    }
+};
+
+}  // namespace detail
+
+// JAX's lax.scan: body(carry, x) -> (new carry, y), run over the rows of xs; returns (final carry, stacked ys).
+// The carry and xs are traced values or pytrees of them (std::tuple, std::pair, std::array); see the top of
+// this file for what a slice of xs is and how the ys are stacked.
+template <class Body, class Init, class Xs>
+constexpr auto scan(Body const&, Init const&, Xs const&) {
+    using init = detail::outputs_of<std::remove_cvref_t<Init>>;
+    using xs = detail::outputs_of<std::remove_cvref_t<Xs>>;
+    static_assert(xs::tree::leaves > 0, "kiln: scan: xs has no leaf to scan over; pass the values to scan over");
+    using D = detail::traced_loop<std::remove_cvref_t<Body>, typename init::tree, typename xs::tree,
+                                  boost::mp11::mp_transform<detail::loop_meta, typename init::exprs>,
+                                  boost::mp11::mp_transform<detail::loop_meta, typename xs::exprs>>;
+    using operands = boost::mp11::mp_append<typename init::exprs, typename xs::exprs, typename D::captured>;
+    return detail::scan_results<detail::scan_p<D>, D>(static_cast<operands*>(nullptr));
+}
+
+}  // namespace kiln
+
+#endif
