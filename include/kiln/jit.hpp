@@ -140,7 +140,7 @@ std::string node_line(std::array<extent, N> const& ext) {
     line.append(" : ").append(detail::shape_text<meta_at<K, I>>(ext[I])).append("\n");
     if constexpr (info<node_of<K, I>>::kind == node_kind::computed) {
         using P = typename info<node_of<K, I>>::primitive;
-        if constexpr (requires { P::has_text_block; }) {
+        if constexpr (detail::primitive_traits<P>::has_text_block) {
             std::array<extent, plan_of<K>.first[I + 1] - plan_of<K>.first[I]> operands{};
             for (std::size_t c = plan_of<K>.first[I]; c < plan_of<K>.first[I + 1]; ++c)
                 operands[c - plan_of<K>.first[I]] = ext[plan_of<K>.edges[c]];

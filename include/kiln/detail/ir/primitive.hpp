@@ -28,6 +28,7 @@
 //   assign_part(Dst&, extent, part, parts, X const&...)   part of the result, for kiln::thread_pool
 //   reduce_part(extent, part, parts, X const&...) and reduce_combine(partials, parts)
 //                                       a rank-0 reduction split across threads
+//   text_block(extent const* operands)  as_text()'s lines of a graph of P's own (a loop's body)
 //   apply(a, b...)                      constexpr: the value on constants, when `folds`
 //   left_identity, right_identity      e with e op x = x (x op e = x): 0 + x, x * 1 (detail/ir/fold.hpp)
 //
@@ -91,6 +92,7 @@ struct member_marker {
     static void jvp();
     static void jvp_all();
     static void batch();
+    static void text_block();
 };
 template <class P>
 concept derivable = std::is_class_v<P> && !std::is_final_v<P>;
@@ -186,6 +188,9 @@ struct primitive_traits {
     // vmap's batching rule (detail/transform/vmap.hpp); without it, pointwise primitives are batched as
     // they are, others are the kiln: diagnostic vmap_no_rule.
     static constexpr bool has_batch = derivable<P> && !requires { &member_lookup<P>::batch; };
+    // text_block(operand extents): as_text()'s lines for a graph of P's own, printed under its node (a
+    // loop's body, kiln/jit.hpp).
+    static constexpr bool has_text_block = derivable<P> && !requires { &member_lookup<P>::text_block; };
 
     // The first required member P lacks.
     static constexpr missing_member missing = !derivable<P>           ? missing_member::not_a_class

@@ -804,7 +804,6 @@ struct scan_p : primitive_base {
     }
 
     // as_text(): the body's graph under the loop's line, as a jaxpr prints a scan's.
-    static constexpr bool has_text_block = true;
     static std::string range(std::size_t first, std::size_t count) {
         std::string r = "args[" + std::to_string(first);
         if (count > 1) r.append("..").append(std::to_string(first + count - 1));
