@@ -17,11 +17,16 @@
 // kiln::shape_error at run time otherwise); a weakly typed initial carry (kiln::c<0.0>) is strong inside.
 //
 // Representation. The loop is the node S = scan_p<...>(init..., xs..., captured...), whose value is every
-// result at once (loop_results: the final carries and the stacked outputs); each result the user sees is a
+// result at once (loop_results: the final carries, the stacked outputs, and for reverse mode the carry each
+// step started from, stored only when a node reads it); each result the user sees is a
 // node scan_result_p<k>(S, init..., xs..., captured...) reading part k of S (the other operands only for
 // their extents, which the result's shape rule needs). The body's parameters are arg_path<k, 0,
 // loop_var<Body>>: carries first, then slices, then captured values. Body, the closure type of the body,
 // makes them distinct from the enclosing function's parameters and from an enclosing loop's.
+//
+// Derivatives are loops too, built at compile time from the body's graph by autodiff's passes: reverse mode
+// a loop over the steps in the other direction (backward_loop), forward mode one loop carrying the tangents
+// along (tangent_loop). Their sections are below.
 #ifndef KILN_DETAIL_LOOP_SCAN_HPP
 #define KILN_DETAIL_LOOP_SCAN_HPP
 
