@@ -36,6 +36,7 @@
 #include <kiln/detail/ir/meta.hpp>
 #include <kiln/detail/ir/node.hpp>
 #include <kiln/detail/ir/text.hpp>
+#include <kiln/detail/rules/structural.hpp>
 #include <kiln/detail/trace/access.hpp>
 #include <kiln/detail/trace/call.hpp>
 #include <kiln/detail/trace/outputs.hpp>
@@ -376,8 +377,9 @@ struct substitute<node<P, Children...>, Map> {
     using type = node<P, typename substitute<Children, Map>::type...>;
 };
 
-template <class Fwd>
-struct backward_tag {};
+// The loop_var tag of a derivative loop's parameters (the loop's definition is its argument).
+template <class Def>
+struct derivative_tag {};
 template <class M>
 inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scalar>;
 // The positions of the true entries of Flags (an mp_list of bool constants) among themselves: -1 for false.
@@ -417,7 +419,7 @@ struct tangent_node;
 template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct backward_loop {
     using F = scan_p<Fwd, FwdReverse>;
-    using tag = backward_tag<backward_loop>;
+    using tag = derivative_tag<backward_loop>;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -554,7 +556,7 @@ struct backward_loop {
 template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct tangent_loop {
     using F = scan_p<Fwd, FwdReverse>;
-    using tag = backward_tag<tangent_loop>;
+    using tag = derivative_tag<tangent_loop>;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -961,19 +963,12 @@ struct scan_result_p : primitive_base {
     }();
     static constexpr std::string_view attrs() { return attrs_text.view(); }
 
+    using M = typename Loop::template result_meta<K>;
     template <class L, class... Ms>
-    struct rule {
-        using M = typename Loop::template result_meta<K>;
+    struct rule : structural_rule<typename M::scalar, false, M::rank, M::rows, M::cols> {
         // Operand 0 is the loop, or after a kiln: diagnostic about it a stand-in: then no node (and no
         // second error).
         static constexpr bool checked = requires { L::scalar::value_name; };
-        using scalar = typename M::scalar;
-        static constexpr bool weak = false;
-        static constexpr int rank = M::rank;
-        static constexpr long rows = M::rows, cols = M::cols;
-        static constexpr unsigned broadcast_mask = 0;
-        static constexpr bool always_materialize = false;
-        static constexpr bool pointwise = false;
     };
     template <class... Ms, class... E>
     static shape_check shape(extent, E... e) {
@@ -1027,9 +1022,19 @@ struct scan_result_leaf {
         return make_node<scan_result_p<P, I::value>, Loop, tracer<Ops>...>{};
     }
 };
+// The loop node of primitive P on the operand nodes Ops, and its result K (tracers): what kiln::scan and the
+// derivative loops build.
+template <class P, class Operands>
+struct loop_node;
+template <class P, class... Ops>
+struct loop_node<P, mp_list<Ops...>> {
+    using loop = make_node<P, tracer<Ops>...>;
+    template <std::size_t K>
+    using result = make_node<scan_result_p<P, K>, loop, tracer<Ops>...>;
+};
 template <class P, class Def, class... Ops>
 auto scan_results(mp_list<Ops...>*) {
-    using loop = make_node<P, tracer<Ops>...>;
+    using loop = typename loop_node<P, mp_list<Ops...>>::loop;
     scan_result_leaf<P, loop, Ops...> const leaf{};
     auto carry = build_output<typename tracer_shape<typename Def::carry_tree>::type, 0>::make(leaf);
     auto ys = build_output<typename tracer_shape<typename Def::ys_tree>::type, P::num_carry>::make(leaf);
@@ -1072,14 +1077,8 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
     };
     using operands = typename operands_of<
         mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;
-    template <class... Bs>
-    static auto node_of_list(mp_list<Bs...>*) -> make_node<P, tracer<Bs>...>;
-    using loop = decltype(node_of_list(static_cast<operands*>(nullptr)));
-    template <long Index, class... Bs>
-    static auto result_of_list(mp_list<Bs...>*)
-        -> make_node<scan_result_p<P, static_cast<std::size_t>(Index)>, loop, tracer<Bs>...>;
     template <long Index>
-    using result = typename decltype(result_of_list<Index>(static_cast<operands*>(nullptr)))::kiln_expr;
+    using result = typename loop_node<P, operands>::template result<static_cast<std::size_t>(Index)>::kiln_expr;
     // The tangent of S's result Q.
     template <std::size_t Q>
     static constexpr auto entry() {
@@ -1139,14 +1138,9 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
     };
     using operands = typename operands_of<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>,
                                                   std::make_index_sequence<fcap>, std::make_index_sequence<fy>>>::type;
-    template <class... Bs>
-    static auto node_of_list(mp_list<Bs...>*) -> make_node<P, tracer<Bs>...>;
-    using loop = decltype(node_of_list(static_cast<operands*>(nullptr)));
-    template <long Index, class... Bs>
-    static auto result_of_list(mp_list<Bs...>*) -> make_node<scan_result_p<P, static_cast<std::size_t>(Index)>, loop, tracer<Bs>...>;
     template <long Index>
     static auto result() {
-        return decltype(result_of_list<Index>(static_cast<operands*>(nullptr))){};
+        return typename loop_node<P, operands>::template result<static_cast<std::size_t>(Index)>{};
     }
 
     template <std::size_t K>

@@ -245,19 +245,11 @@ struct rules_of<node<P, Children...>> {
 template <class D, std::size_t I>
 struct adjoint;
 
-// A rule's result as it is shaped to its operand: cotangents (for a node with several results) as they are.
+// Whether a rule's result is a list of cotangents (for a node with several results): passed on as it is.
 template <class R>
-struct cotangent_list_marker {};
-template <class R>
-struct cotangent_marking {
-    using type = R;
-};
+inline constexpr bool is_cotangents = false;
 template <class... Cs>
-struct cotangent_marking<cotangents<Cs...>> {
-    using type = cotangent_list_marker<cotangents<Cs...>>;
-};
-template <class R>
-using cotangent_marked = typename cotangent_marking<R>::type;
+inline constexpr bool is_cotangents<cotangents<Cs...>> = true;
 
 // What operand I receives from its use as operand K of node U, whose adjoint is Ct.
 template <class D, std::size_t U, std::size_t K, std::size_t I, class Ct>
@@ -269,11 +261,7 @@ struct vjp_term {
     struct shaped {
         using type = typename expr_of<decltype(detail::to_operand(tracer<operand>{}, tracer<R>{}))>::type;
     };
-    template <class R>
-    struct shaped<cotangent_list_marker<R>> {
-        using type = R;
-    };
-    using type = typename std::conditional_t<is_zero<raw>, std::type_identity<zero>, shaped<cotangent_marked<raw>>>::type;
+    using type = typename std::conditional_t<is_zero<raw> || is_cotangents<raw>, std::type_identity<raw>, shaped<raw>>::type;
 };
 template <class D, std::size_t U, std::size_t K, std::size_t I>
 struct contribution {
