@@ -576,6 +576,24 @@ struct scan_output_not_vector {
                   "the template arguments of kiln::diagnostic::scan_output_not_vector below");
 };
 
+template <class Leaf, class Shape>
+struct scan_traced_length_outputs {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: scan: a loop whose number of steps is a traced integer cannot stack per-step outputs "
+                  "(their extents must be known before evaluation); return no per-step output (std::tuple<>{}), "
+                  "or give the length at compile time (kiln::length<N>, or fori_loop with constant bounds); "
+                  "the first output and its shape are the template arguments of "
+                  "kiln::diagnostic::scan_traced_length_outputs below");
+};
+template <class Loop>
+struct scan_grad_traced_length {
+    static_assert(detail::fails<Loop>,
+                  "kiln: grad (reverse mode) of a loop whose number of steps is traced (fori_loop with traced "
+                  "bounds) is not defined: the backward pass must know the steps before the loop runs, as in "
+                  "JAX; give fori_loop compile-time bounds (kiln::c<0>, 10_k) or scan with kiln::length<N>, "
+                  "or differentiate it in forward mode (kiln::jvp); the loop is the template "
+                  "argument of kiln::diagnostic::scan_grad_traced_length below");
+};
 }  // namespace diagnostic
 }  // namespace kiln
 

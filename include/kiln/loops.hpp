@@ -1,4 +1,4 @@
-// Loops whose body is traced once: kiln::scan (JAX's lax.scan). docs/scan.md.
+// Loops whose body is traced once: kiln::scan and kiln::fori_loop (JAX's lax.scan and lax.fori_loop). docs/scan.md.
 #ifndef KILN_LOOPS_HPP
 #define KILN_LOOPS_HPP
 

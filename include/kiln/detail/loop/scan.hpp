@@ -41,7 +41,10 @@
 #include <kiln/detail/trace/call.hpp>
 #include <kiln/detail/trace/outputs.hpp>
 #include <kiln/detail/transform/autodiff.hpp>
+#include <kiln/ops/add.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/maximum.hpp>
+#include <kiln/ops/sub.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
@@ -237,15 +240,23 @@ constexpr extent block_extent(long elements) {
     else return {M::cols > 0 ? elements / M::cols : 0, M::cols};
 }
 
+// How a loop definition knows its number of steps (its `length`): from its scanned leaves, fixed at compile
+// time (a value >= 0: kiln::length<N>), or from a traced integer, the loop's last operand (after the captured
+// values; fori_loop with traced bounds).
+inline constexpr long length_from_xs = -1;
+inline constexpr long length_traced = -2;
+
 // A loop traced from the user's body (kiln::scan). Tag: the body's closure type. What a loop definition
 // gives scan_p: tag, carry and scanned (descriptions), carry_tree and ys_tree, body_outputs (the body's
 // graph on its parameters: carries, slices, captured values), captured (the enclosing graph's nodes the body
-// reads) and check() (the compile-time diagnostics).
-template <class Body, class InitTree, class XsTree, class Carry, class Xs>
+// reads), length (above) and check() (the compile-time diagnostics). Without xs (Length >= 0 or
+// length_traced), the body receives kiln::none for its slice, as JAX's passes None.
+template <class Body, class InitTree, class XsTree, class Carry, class Xs, long Length = length_from_xs>
 struct traced_loop;
-template <class Body, class InitTree, class XsTree, class... Carry, class... Xs>
-struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
+template <class Body, class InitTree, class XsTree, class... Carry, class... Xs, long Length>
+struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Length> {
     using tag = Body;
+    static constexpr long length = Length;
     using carry = mp_list<Carry...>;
     using scanned = mp_list<scanned_rows<Xs>...>;
     static constexpr std::size_t num_carry = sizeof...(Carry), num_xs = sizeof...(Xs);
@@ -259,7 +270,8 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
     };
     using own = typename own_params<std::make_index_sequence<num_carry + num_xs>>::type;
     using carry_in = typename tracer_tree<InitTree, boost::mp11::mp_take_c<own, num_carry>>::type;
-    using xs_in = typename tracer_tree<XsTree, boost::mp11::mp_drop_c<own, num_carry>>::type;
+    using xs_in = typename std::conditional_t<Length == length_from_xs, tracer_tree<XsTree, boost::mp11::mp_drop_c<own, num_carry>>,
+                                              std::type_identity<none_t>>::type;
     using call = traced_call<Body, carry_in, xs_in>;
     using outputs = outputs_of<std::remove_cvref_t<typename call::result>>;
     using result = body_result<outputs, num_carry>;
@@ -298,7 +310,7 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
 
     // The compile-time checks, first failing group only.
     static constexpr long static_length = [] {
-        long t = dynamic;
+        long t = Length >= 0 ? Length : dynamic;
         ((t = t >= 0 ? t : Xs::rows), ...);
         return t;
     }();
@@ -346,6 +358,9 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>> {
             return raise_if<true, diagnostic::scan_carry_structure, InitTree, typename result::carry_tree>::ok;
         } else if constexpr (!carries_keep_type(std::index_sequence_for<Carry...>{})) {
             return false;
+        } else if constexpr (Length == length_traced && num_ys > 0) {
+            return raise_if<true, diagnostic::scan_traced_length_outputs, diagnostic::leaf<0>,
+                            operand_description<y_meta<0>>>::ok;
         } else {
             return outputs_stack(std::make_index_sequence<num_ys>{});
         }
@@ -420,6 +435,8 @@ template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct backward_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<backward_loop>;
+    // As many steps as the forward loop (a traced length is refused by check()).
+    static constexpr long length = Fwd::length == length_traced ? 0 : Fwd::length;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -547,7 +564,9 @@ struct backward_loop {
     using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
-    static constexpr bool check() { return carries_recoverable; }
+    static constexpr bool check() {
+        return raise_if<Fwd::length == length_traced, diagnostic::scan_grad_traced_length, Fwd>::ok && carries_recoverable;
+    }
 };
 
 // Forward mode: the tangent of a loop is one loop that carries the carries and their tangents together,
@@ -557,6 +576,7 @@ template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct tangent_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<tangent_loop>;
+    static constexpr long length = Fwd::length;  // a traced length stays its last operand
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -668,6 +688,8 @@ struct scan_p : primitive_base {
     static constexpr std::size_t num_ys = Def::num_ys;
     static constexpr std::size_t num_params = num_carry + num_xs + num_captured;
     static constexpr std::size_t num_results = 2 * num_carry + num_ys;
+    // A traced length is operand num_params (after the captured values), never a parameter of the body.
+    static constexpr bool traced_length = Def::length == length_traced;
 
     using graph = typename make_graph<
         typename Def::body_outputs, num_params,
@@ -694,7 +716,7 @@ struct scan_p : primitive_base {
     template <class L>
     static constexpr long leaf_length = L::blocks ? L::stored::cols : L::stored::rows;
     static constexpr long static_length = []<std::size_t... J>(std::index_sequence<J...>) {
-        long t = dynamic;
+        long t = Def::length >= 0 ? Def::length : dynamic;
         ((t = t >= 0 ? t : leaf_length<leaf<J>>), ...);
         return t;
     }(std::make_index_sequence<num_xs>{});
@@ -747,13 +769,16 @@ struct scan_p : primitive_base {
     static constexpr body_extents_t static_body_extents(std::index_sequence<I...>) {
         return {detail::static_extent<meta_at<body_key, I>>()...};
     }
+    // The number of steps, from the operands' extents (a traced length is known only to assign(): 0 here).
     static long length_of(extent const* ops) {
-        return leaf<0>::blocks ? ops[num_carry].cols : ops[num_carry].rows;
+        if constexpr (Def::length >= 0) return Def::length;
+        else if constexpr (num_xs == 0) return 0;
+        else return leaf<0>::blocks ? ops[num_carry].cols : ops[num_carry].rows;
     }
     // Result K's extents.
     template <std::size_t K>
     static extent result_extent(extent const* ops, body_extents_t const& body) {
-        long const length = scan_p::length_of(ops);
+        [[maybe_unused]] long const length = scan_p::length_of(ops);
         if constexpr (K < num_carry) {
             return ops[K];
         } else if constexpr (K < num_carry + num_ys) {
@@ -791,7 +816,7 @@ struct scan_p : primitive_base {
         return r;
     }
 
-    // The cost: the body's, once per step.
+    // The cost: the body's, once per step (a loop whose length is traced counts one step).
     template <std::size_t I>
     static constexpr double node_flops(body_extents_t const& ext) {
         if constexpr (info<node_of<body_key, I>>::kind == node_kind::computed) return node_eval<body_key, I>::flops(ext);
@@ -806,8 +831,10 @@ struct scan_p : primitive_base {
         std::array<extent, sizeof...(E)> const ops{e...};
         constexpr auto nodes = std::make_index_sequence<size_of<body_key>>{};
         if (std::is_constant_evaluated())
-            return static_cast<double>(static_length) * scan_p::step_flops(scan_p::static_body_extents(nodes), nodes);
-        return static_cast<double>(scan_p::length_of(ops.data())) * scan_p::step_flops(scan_p::body_extents(ops.data()), nodes);
+            return static_cast<double>(traced_length ? 1 : static_length) *
+                   scan_p::step_flops(scan_p::static_body_extents(nodes), nodes);
+        return static_cast<double>(traced_length ? 1 : scan_p::length_of(ops.data())) *
+               scan_p::step_flops(scan_p::body_extents(ops.data()), nodes);
     }
 
     // as_text(): the body's graph under the loop's line, as a jaxpr prints a scan's.
@@ -888,7 +915,11 @@ struct scan_p : primitive_base {
         auto const ops = std::forward_as_tuple(v...);
         std::array<extent, sizeof...(V)> const ext{scan_p::extent_of(v)...};
         auto const body = scan_p::body_extents(ext.data());
-        long const length = scan_p::length_of(ext.data());
+        long length = scan_p::length_of(ext.data());
+        if constexpr (traced_length) {  // fori_loop's upper - lower: no step when it is negative
+            auto const n = std::get<num_params>(ops);
+            length = n > 0 ? static_cast<long>(n) : 0;
+        }
         constexpr auto carries = std::make_index_sequence<num_carry>{};
         constexpr auto ys = std::make_index_sequence<num_ys>{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -1073,7 +1104,8 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
             mp_list<op<fc + J>...>,
             boost::mp11::mp_append<std::conditional_t<(D::xs_pos.at[J] >= 0), mp_list<tan<fc + J>>, mp_list<>>...>,
             mp_list<op<fc + fx + C>...>,
-            boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>>;
+            boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>,
+            boost::mp11::mp_drop_c<mp_list<Ops...>, fc + fx + fcap>>;  // a traced length
     };
     using operands = typename operands_of<
         mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;
@@ -1151,29 +1183,127 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
         } else if constexpr (K < fc + fx) {
             if constexpr (D::xs_pos.at[K - fc] >= 0) return result<static_cast<long>(D::num_carry) + D::xs_pos.at[K - fc]>();
             else return zero{};
-        } else {
+        } else if constexpr (K < fc + fx + fcap) {
             if constexpr (D::captured_pos.at[K - fc - fx] >= 0)
                 return result<static_cast<long>(D::carry_pos.count) + D::captured_pos.at[K - fc - fx]>();
             else return zero{};
+        } else {
+            return zero{};  // a traced length (an integer)
         }
     }
 };
 
 }  // namespace detail
 
+// The number of steps of a scan without xs: kiln::scan(body, init, kiln::length<N>) (JAX's length=N).
+template <long N>
+struct length_t {
+    static_assert(N >= 0, "kiln: scan: kiln::length<N> is a number of steps; give N >= 0");
+};
+template <long N>
+inline constexpr length_t<N> length{};
+// kiln::scan(body, init, xs, kiln::reverse) runs the steps from the last to the first (JAX's reverse=True).
+struct reverse_t {};
+inline constexpr reverse_t reverse{};
+
+namespace detail {
+template <class Xs>
+struct scan_length {  // xs proper
+    using outputs = outputs_of<Xs>;
+    static constexpr long value = length_from_xs;
+    using tree = typename outputs::tree;
+    using exprs = typename outputs::exprs;
+    using extra = mp_list<>;
+};
+template <long N>
+struct scan_length<length_t<N>> {
+    static constexpr long value = N;
+    using tree = out_tuple<>;
+    using exprs = mp_list<>;
+    using extra = mp_list<>;
+};
+// A traced integer scalar in the place of xs is a length known at run time (what fori_loop with traced
+// bounds builds); only a loop without per-step outputs may have one (their extents are known before
+// evaluation), and only forward mode and jvp differentiate it.
+template <traced_value X>
+    requires(meta_of_tracer<X>::rank == 0 && std::is_integral_v<typename meta_of_tracer<X>::scalar>)
+struct scan_length<X> {
+    static constexpr long value = length_traced;
+    using tree = out_tuple<>;
+    using exprs = mp_list<>;
+    using extra = mp_list<typename X::kiln_expr>;
+};
+
+template <bool Reverse, class Body, class Init, class Xs>
+constexpr auto scan_impl() {
+    using init = outputs_of<std::remove_cvref_t<Init>>;
+    using xs = scan_length<std::remove_cvref_t<Xs>>;
+    static_assert(xs::value != length_from_xs || xs::tree::leaves > 0,
+                  "kiln: scan: xs has no leaf to scan over; pass the values to scan over, or kiln::length<N>");
+    using D = traced_loop<std::remove_cvref_t<Body>, typename init::tree, typename xs::tree,
+                          boost::mp11::mp_transform<loop_meta, typename init::exprs>,
+                          boost::mp11::mp_transform<loop_meta, typename xs::exprs>, xs::value>;
+    using operands = boost::mp11::mp_append<typename init::exprs, typename xs::exprs, typename D::captured, typename xs::extra>;
+    return scan_results<scan_p<D, Reverse>, D>(static_cast<operands*>(nullptr));
+}
+}  // namespace detail
+
 // JAX's lax.scan: body(carry, x) -> (new carry, y), run over the rows of xs; returns (final carry, stacked ys).
 // The carry and xs are traced values or pytrees of them (std::tuple, std::pair, std::array); see the top of
-// this file for what a slice of xs is and how the ys are stacked.
+// this file for what a slice of xs is and how the ys are stacked. In the place of xs, kiln::length<N> runs N
+// steps and gives the body kiln::none for its slice. kiln::reverse runs the steps from the last to the first;
+// ys are still stacked in step order.
 template <class Body, class Init, class Xs>
 constexpr auto scan(Body const&, Init const&, Xs const&) {
-    using init = detail::outputs_of<std::remove_cvref_t<Init>>;
-    using xs = detail::outputs_of<std::remove_cvref_t<Xs>>;
-    static_assert(xs::tree::leaves > 0, "kiln: scan: xs has no leaf to scan over; pass the values to scan over");
-    using D = detail::traced_loop<std::remove_cvref_t<Body>, typename init::tree, typename xs::tree,
-                                  boost::mp11::mp_transform<detail::loop_meta, typename init::exprs>,
-                                  boost::mp11::mp_transform<detail::loop_meta, typename xs::exprs>>;
-    using operands = boost::mp11::mp_append<typename init::exprs, typename xs::exprs, typename D::captured>;
-    return detail::scan_results<detail::scan_p<D>, D>(static_cast<operands*>(nullptr));
+    return detail::scan_impl<false, Body, Init, Xs>();
+}
+template <class Body, class Init, class Xs>
+constexpr auto scan(Body const&, Init const&, Xs const&, reverse_t) {
+    return detail::scan_impl<true, Body, Init, Xs>();
+}
+
+namespace detail {
+// fori_loop's body as a scan body: the carry is (i, x), the step returns (i + 1, body(i, x)) and no output.
+template <class Body>
+struct fori_step {
+    template <class Carry>
+    auto operator()(Carry const& carry, none_t) const {
+        auto const& [i, x] = carry;
+        using step = decltype(std::declval<Body const&>()(i, x));
+        return std::pair(std::tuple(i + c<1>, step{}), std::tuple<>{});
+    }
+};
+template <class X>
+inline constexpr bool static_bound = requires { typename X::kiln_expr; } &&
+                                     info<typename X::kiln_expr>::kind == node_kind::constant;
+}  // namespace detail
+
+// JAX's lax.fori_loop: x = body(i, x) for i = lower, ..., upper - 1 (no step when upper <= lower); returns
+// the last x. The bounds are integers: compile-time constants (kiln::c<0>, 10_k, std::integral_constant)
+// make it a scan of upper - lower steps, differentiable in both modes; traced integers make it a loop whose
+// length is known at run time, forward- and jvp-differentiable only (grad is the kiln: diagnostic
+// scan_grad_traced_length), as JAX's.
+template <class Lower, class Upper, class Body, class Init>
+constexpr auto fori_loop(Lower const&, Upper const&, Body const&, Init const& init) {
+    // A bound that is neither traced nor a constant is a kiln: diagnostic here (and then an int 0).
+    [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
+    using lo_t = tracer<typename detail::to_node<Lower>::type>;
+    using hi_t = tracer<typename detail::to_node<Upper>::type>;
+    lo_t const lo{};
+    hi_t const hi{};
+    static_assert(std::is_integral_v<typename detail::meta_of_tracer<lo_t>::scalar> &&
+                      std::is_integral_v<typename detail::meta_of_tracer<hi_t>::scalar> &&
+                      detail::meta_of_tracer<lo_t>::rank == 0 && detail::meta_of_tracer<hi_t>::rank == 0,
+                  "kiln: fori_loop: the bounds lower and upper are integer scalars: compile-time constants "
+                  "(kiln::c<0>, 10_k) for a loop grad can differentiate, or traced integers");
+    if constexpr (detail::static_bound<lo_t> && detail::static_bound<hi_t>) {
+        constexpr auto n = detail::info<typename hi_t::kiln_expr>::value - detail::info<typename lo_t::kiln_expr>::value;
+        auto [carry, ys] = kiln::scan(detail::fori_step<Body>{}, std::tuple(lo, init), length<(n > 0 ? static_cast<long>(n) : 0)>);
+        return std::get<1>(carry);
+    } else {
+        auto [carry, ys] = kiln::scan(detail::fori_step<Body>{}, std::tuple(lo, init), kiln::maximum(hi - lo, c<0>));
+        return std::get<1>(carry);
+    }
 }
 
 }  // namespace kiln
