@@ -231,6 +231,42 @@ auto output_value(Ctx& ctx) {
     else return R(detail::as_matrix(detail::value<K, i>(ctx)));
 }
 
+// For a graph evaluated again and again into the same places (a loop's body, detail/loop/): output O where
+// it is, without a copy (its temporary, or its expression over the temporaries and arguments)...
+template <class K, std::size_t O, class Ctx>
+decltype(auto) output_view(Ctx& ctx) {
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t i = plan.outputs[O];
+    constexpr std::size_t r = detail::alias_root<K, i>();
+    if constexpr (plan.materialize[r]) return std::as_const(detail::slot_get<plan.owner[r]>(ctx.store));
+    else if constexpr (meta_at<K, i>::rank == 0) return static_cast<typename meta_at<K, i>::scalar>(detail::value<K, i>(ctx));
+    else return detail::as_matrix(detail::value<K, i>(ctx));
+}
+// ... and output O made dst's value, never allocating once dst and spare have their size: a temporary no
+// other output reads is swapped with dst (dst's old buffer becomes the temporary, which the next evaluation
+// overwrites in place); any other value is evaluated into spare, which is then swapped with dst (the
+// expression may read dst's old value).
+template <class K, std::size_t O, class Ctx, class Dst>
+void output_swap(Ctx& ctx, Dst& dst, Dst& spare) {
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t i = plan.outputs[O];
+    constexpr std::size_t r = detail::alias_root<K, i>();
+    using std::swap;
+    if constexpr (meta_at<K, i>::rank == 0) {
+        dst = static_cast<Dst>(detail::output_view<K, O>(ctx));
+    } else {
+        if constexpr (plan.materialize[r] && plan.output_uses[r] == 1) {
+            auto& temporary = detail::slot_get<plan.owner[r]>(ctx.store);
+            if constexpr (std::is_same_v<std::remove_cvref_t<decltype(temporary)>, Dst>) {
+                swap(dst, temporary);
+                return;
+            }
+        }
+        spare = detail::output_view<K, O>(ctx);
+        swap(dst, spare);
+    }
+}
+
 // The outputs in the shape f returned them (a value, or a tuple, pair or array of them, nested).
 template <class K, class Ctx>
 auto collect_outputs(Ctx& ctx) {

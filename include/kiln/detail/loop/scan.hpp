@@ -374,27 +374,30 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
 // them); the backward body recomputes the rest of the step from it.
 // ---------------------------------------------------------------------------------------------------
 
-// N with its leaves replaced as Map says (an mp_list of mp_list<from, to>), node by node.
-template <class Found, class N>
-struct substitute_leaf {
-    using type = boost::mp11::mp_second<Found>;
+// N with its nodes replaced as Map says (an mp_list of mp_list<from, to>), from the root down. (Looked up by
+// position among the keys: mp_map_find on node types made g++ 12 fail internally.)
+template <class Map>
+using substitution_keys = boost::mp11::mp_transform<boost::mp11::mp_first, Map>;
+template <class N, class Map, std::size_t At = boost::mp11::mp_find<substitution_keys<Map>, N>::value,
+          bool Found = (At < boost::mp11::mp_size<Map>::value)>
+struct substitute {
+    using type = boost::mp11::mp_second<boost::mp11::mp_at_c<Map, At>>;
 };
-template <class N>
-struct substitute_leaf<void, N> {
+template <class N, class Map, std::size_t At>
+struct substitute<N, Map, At, false> {
     using type = N;
 };
-template <class N, class Map>
-struct substitute {
-    using type = typename substitute_leaf<boost::mp11::mp_map_find<Map, N>, N>::type;
-};
-template <class P, class... Children, class Map>
-struct substitute<node<P, Children...>, Map> {
+template <class P, class... Children, class Map, std::size_t At>
+struct substitute<node<P, Children...>, Map, At, false> {
     using type = node<P, typename substitute<Children, Map>::type...>;
 };
 
-// The loop_var tag of a derivative loop's parameters (the loop's definition is its argument).
+// The loop_var tag of a derivative loop's parameters (the loop's definition is its argument), and of the
+// seeds of the reverse pass a backward loop is built from (numbered on their own, renumbered after).
 template <class Def>
 struct derivative_tag {};
+template <class Def>
+struct seed_tag {};
 template <class M>
 inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scalar>;
 // The positions of the true entries of Flags (an mp_list of bool constants) among themselves: -1 for false.
@@ -427,10 +430,16 @@ struct tangent_node;
 
 // The backward loop of the forward loop Fwd (run in FwdReverse), for the results whose cotangent is not
 // structurally zero (bit k of Mask: result k). Parameters: carry = the cotangents of the floating carries,
-// then the sums of the floating captured values' cotangents; scanned = the carries the forward steps started
-// from (all of them: the forward body reads them), the forward xs, the nonzero cotangents of the per-step
-// outputs and of the saved carries; captured = the forward loop's. Results: the cotangents of the initial
-// floating carries, of the floating captured values, then one per floating xs leaf (stacked).
+// the sums of the floating captured values' cotangents, then the forwarded carries (below); scanned = the
+// carries the forward steps started from (all of them: the forward body reads them), the forward xs, the
+// nonzero cotangents of the per-step outputs and of the saved carries; captured = the forward loop's.
+// Results: the cotangents of the initial floating carries, of the floating captured values, the forwarded
+// carries, then one per floating xs leaf (stacked).
+//
+// Forwarded carries: where the vjp reads the value of a step's new carry (tanh's derivative reads tanh), the
+// backward step does not recompute it: the new carry of step t is the carry step t + 1 started from, which the
+// backward step before it read. So the backward loop carries it along: it starts as the forward loop's final
+// carry, and each step passes on the saved carry it read.
 template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct backward_loop {
     using F = scan_p<Fwd, FwdReverse>;
@@ -475,16 +484,59 @@ struct backward_loop {
                  diagnostic::leaf<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>,
                  operand_description<fcarry<static_cast<std::size_t>(unrecoverable < 0 ? 0 : unrecoverable)>>>::ok;
 
+    // The reverse pass over the forward body, seeded by the carries' and outputs' cotangents (seed
+    // parameters, numbered on their own: carries' first), and which new carries its adjoints read.
+    template <std::size_t I, class M>
+    using seed = loop_param<seed_tag<backward_loop>, I, M>;
+    template <std::size_t I, class M>
+    using fparam = loop_param<typename Fwd::tag, I, M>;
+    template <std::size_t K>
+    using fout = boost::mp11::mp_at_c<typename Fwd::body_outputs, K>;
+    template <class N>
+    using topo_of = typename info<N>::topo;
+    template <class N>
+    using nonzero = std::bool_constant<!is_zero<N>>;
+    template <class Seq>
+    struct reverse;
+    template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
+    struct reverse<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
+        template <std::size_t K2>
+        using carry_seed = std::conditional_t<(carry_pos.at[K2] >= 0),
+                                              seed<static_cast<std::size_t>(carry_pos.at[K2] < 0 ? 0 : carry_pos.at[K2]), fcarry<K2>>, zero>;
+        template <std::size_t Y2>
+        using y_seed = std::conditional_t<(y_ct_pos.at[Y2] >= 0),
+                                          seed<carry_pos.count + static_cast<std::size_t>(y_ct_pos.at[Y2] < 0 ? 0 : y_ct_pos.at[Y2]),
+                                               typename F::template y_leaf<Y2>::slice>,
+                                          zero>;
+        using pass = reverse_pass<typename Fwd::body_outputs, mp_list<carry_seed<K>..., y_seed<Y>...>,
+                                  mp_list<fparam<K, fcarry<K>>..., fparam<fc + J, fslice<J>>..., fparam<fc + fx + C, fcaptured<C>>...>>;
+        using adjoints = boost::mp11::mp_copy_if<
+            mp_list<typename pass::template of<fparam<K, fcarry<K>>>::type..., typename pass::template of<fparam<fc + J, fslice<J>>>::type...,
+                    typename pass::template of<fparam<fc + fx + C, fcaptured<C>>>::type...>,
+            nonzero>;
+        using read = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type;
+        // A new carry is forwarded when it is computed, read by the adjoints, and not another carry's too.
+        template <std::size_t K2>
+        static constexpr bool forwarded = info<fout<K2>>::kind == node_kind::computed &&
+                                          boost::mp11::mp_find<mp_list<fout<K>...>, fout<K2>>::value == K2 &&
+                                          boost::mp11::mp_contains<read, fout<K2>>::value;
+        static constexpr auto forward_pos = positions_of<forwarded<K>...>();
+    };
+    using rev = reverse<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
+                                std::make_index_sequence<fy>>>;
+    static constexpr auto forward_pos = rev::forward_pos;
+
     // Where each parameter of the backward body is.
-    static constexpr std::size_t num_carry = carry_pos.count + captured_pos.count;
+    static constexpr std::size_t first_forwarded = carry_pos.count + captured_pos.count;
+    static constexpr std::size_t num_carry = first_forwarded + forward_pos.count;
     static constexpr std::size_t first_saved = num_carry, first_xs = first_saved + fc,
                                  first_y_ct = first_xs + fx, first_saved_ct = first_y_ct + y_ct_pos.count,
                                  num_scanned = fc + fx + y_ct_pos.count + saved_ct_pos.count,
                                  first_captured = num_carry + num_scanned;
     template <std::size_t I, class M>
     using bparam = loop_param<tag, I, M>;
-    template <std::size_t I, class M>
-    using fparam = loop_param<typename Fwd::tag, I, M>;
+    template <long P>
+    static constexpr std::size_t at = static_cast<std::size_t>(P < 0 ? 0 : P);
 
     // Descriptions.
     template <class Seq>
@@ -493,7 +545,8 @@ struct backward_loop {
     struct lists<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
         using carry = boost::mp11::mp_append<
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcarry<K>>, mp_list<fcarry<K>>, mp_list<>>...>,
-            boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>>;
+            boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
             mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
             boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
@@ -501,20 +554,22 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
                                                       mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>>,
                                                       mp_list<>>...>>;
-        // The forward body's parameters, and what each becomes in the backward body.
-        using substitution = mp_list<mp_list<fparam<K, fcarry<K>>, bparam<first_saved + K, fcarry<K>>>...,
-                                     mp_list<fparam<fc + J, fslice<J>>, bparam<first_xs + J, fslice<J>>>...,
-                                     mp_list<fparam<fc + fx + C, fcaptured<C>>, bparam<first_captured + C, fcaptured<C>>>...>;
-        // The reverse pass over the forward body, seeded by the carries' and outputs' cotangents.
-        template <std::size_t K2>
-        using carry_seed = std::conditional_t<(carry_pos.at[K2] >= 0), bparam<static_cast<std::size_t>(carry_pos.at[K2] < 0 ? 0 : carry_pos.at[K2]), fcarry<K2>>, zero>;
-        template <std::size_t Y2>
-        using y_seed = std::conditional_t<(y_ct_pos.at[Y2] >= 0),
-                                          bparam<first_y_ct + static_cast<std::size_t>(y_ct_pos.at[Y2] < 0 ? 0 : y_ct_pos.at[Y2]),
-                                                 typename F::template y_leaf<Y2>::slice>,
-                                          zero>;
-        using pass = reverse_pass<typename Fwd::body_outputs, mp_list<carry_seed<K>..., y_seed<Y>...>,
-                                  mp_list<fparam<K, fcarry<K>>..., fparam<fc + J, fslice<J>>..., fparam<fc + fx + C, fcaptured<C>>...>>;
+        // What the forward body's parameters, the seeds and the forwarded new carries become in the backward body.
+        using substitution = boost::mp11::mp_append<
+            mp_list<mp_list<fparam<K, fcarry<K>>, bparam<first_saved + K, fcarry<K>>>...,
+                    mp_list<fparam<fc + J, fslice<J>>, bparam<first_xs + J, fslice<J>>>...,
+                    mp_list<fparam<fc + fx + C, fcaptured<C>>, bparam<first_captured + C, fcaptured<C>>>...>,
+            boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0),
+                                                      mp_list<mp_list<typename rev::template carry_seed<K>, bparam<at<carry_pos.at[K]>, fcarry<K>>>>,
+                                                      mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0),
+                                                      mp_list<mp_list<typename rev::template y_seed<Y>,
+                                                                      bparam<first_y_ct + at<y_ct_pos.at[Y]>, typename F::template y_leaf<Y>::slice>>>,
+                                                      mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0),
+                                                      mp_list<mp_list<fout<K>, bparam<first_forwarded + at<forward_pos.at[K]>, fcarry<K>>>>,
+                                                      mp_list<>>...>>;
+        using pass = typename rev::pass;
         // The new carries: each carry's cotangent (plus the saved carry's own, when it has one), each captured
         // value's sum; then each xs leaf's cotangent.
         template <std::size_t K2>
@@ -543,6 +598,7 @@ struct backward_loop {
         using outputs = boost::mp11::mp_append<
             boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<typename new_carry<K>::type>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<typename new_sum<C>::type>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fparam<K, fcarry<K>>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename xs_cotangent<J>::type>, mp_list<>>...>>;
         template <class N>
         using substituted = typename substitute<N, substitution>::type;
@@ -736,6 +792,12 @@ struct scan_p : primitive_base {
         using type = loop_results<storage_t<result_meta<K>>...>;
     };
     using results = typename results_of<std::make_index_sequence<num_results>>::type;
+    template <class Carry>
+    struct carries_of;
+    template <class... C>
+    struct carries_of<mp_list<C...>> {
+        using type = std::tuple<storage_t<C>...>;
+    };
 
     template <class... Ms>
     struct rule {
@@ -935,6 +997,7 @@ struct scan_p : primitive_base {
              ...);
         }(ys);
         typename store_for<body_key>::type store{};
+        typename carries_of<carry>::type spare{};  // the carries' second buffers (detail::output_swap)
         for (long step = 0; step < length; ++step) {
             long const t = Reverse ? length - 1 - step : step;
             [&]<std::size_t... K>(std::index_sequence<K...>) {
@@ -949,12 +1012,13 @@ struct scan_p : primitive_base {
                                       std::make_tuple(scan_p::slice<J>(std::get<num_carry + J>(ops), t)...),
                                       std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
             }(carries, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
-            auto outs = detail::evaluate<body_key>(args, body, store, nullptr);
+            context<body_key, std::remove_const_t<decltype(args)>> ctx{args, body, store, nullptr};
+            detail::materialize_all<body_key, false>(ctx, std::make_index_sequence<size_of<body_key>>{});
             [&]<std::size_t... J>(std::index_sequence<J...>) {
-                (scan_p::write_step<J>(std::get<num_carry + J>(dst.values), std::get<num_carry + J>(outs), t), ...);
+                (scan_p::write_step<J>(std::get<num_carry + J>(dst.values), detail::output_view<body_key, num_carry + J>(ctx), t), ...);
             }(ys);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
-                ((std::get<K>(dst.values) = std::move(std::get<K>(outs))), ...);
+                (detail::output_swap<body_key, K>(ctx, std::get<K>(dst.values), std::get<K>(spare)), ...);
             }(carries);
         }
     }
@@ -1155,6 +1219,8 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
                                                    std::type_identity<ct<K>>>::type;
     template <std::size_t K>
     using saved = typename make_node<scan_result_p<F, fc + fy + K>, tracer<S>, tracer<Ops>...>::kiln_expr;
+    template <std::size_t K>
+    using final_carry = typename make_node<scan_result_p<F, K>, tracer<S>, tracer<Ops>...>::kiln_expr;
 
     template <class Seq>
     struct operands_of;
@@ -1163,6 +1229,7 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
         using type = boost::mp11::mp_append<
             boost::mp11::mp_append<std::conditional_t<(D::carry_pos.at[K] >= 0), mp_list<carry_init<K>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<zeros_like_node<op<fc + fx + C>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(D::forward_pos.at[K] >= 0), mp_list<final_carry<K>>, mp_list<>>...>,
             mp_list<saved<K>...>, mp_list<op<fc + J>...>,
             boost::mp11::mp_append<std::conditional_t<(D::y_ct_pos.at[Y] >= 0), mp_list<ct<fc + Y>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::saved_ct_pos.at[K] >= 0), mp_list<ct<fc + fy + K>>, mp_list<>>...>,
