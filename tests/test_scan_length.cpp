@@ -230,14 +230,8 @@ TEST(ScanLength, ZeroStepsScalarCarries) {
     EXPECT_EQ(ys.rows(), 0);
 }
 
-// Compiled only with -DKILN_TEST_KNOWN_COMPILE_FAILURES.
-// FAILS: docs/scan.md says "T = 0 is allowed: the final carry is init, and the stacked outputs have no rows"
-// and kiln::length<N> takes any N (only a fixed-size xs of 0 rows is excluded) vs a length<0> scan whose carry
-// is a vector (Vector3d or VectorXd) does not compile: Eigen's static assertion YOU_MIXED_MATRICES_OF_DIFFERENT_SIZES
-// in kiln::detail::scan_p<...>::write_block, a 3 x 1 block written into a Matrix<double, 3, 0> (scan.hpp:906),
-// instantiated from kiln::jit(f)(...). A scalar carry works (ZeroStepsScalarCarries).
-TEST(ScanLength, DISABLED_ZeroStepsVectorCarry) {
-#ifdef KILN_TEST_KNOWN_COMPILE_FAILURES
+// length<0> with vector carries (fixed and dynamic): the final carry is init, no row of output.
+TEST(ScanLength, ZeroStepsVectorCarry) {
     auto f = [](auto const& w, auto const& h0, auto const& u0) {
         auto step = [&](auto const& hu, kiln::none_t) {
             auto const& [h, u] = hu;
@@ -252,9 +246,6 @@ TEST(ScanLength, DISABLED_ZeroStepsVectorCarry) {
     EXPECT_EQ(Eigen::Vector3d(hu.first), h0);
     EXPECT_EQ(Eigen::VectorXd(hu.second), u0);
     EXPECT_EQ(ys.rows(), 0);
-#else
-    GTEST_SKIP() << "length<0> with a vector carry does not compile (see the FAILS comment)";
-#endif
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -510,20 +501,13 @@ TEST(ForiLoop, UpperNotAboveLowerIsNoStep) {
     EXPECT_EQ(kiln::jit(ic)(2.5), 2.5);
 }
 
-// Compiled only with -DKILN_TEST_KNOWN_COMPILE_FAILURES.
-// FAILS: docs/scan.md says constant bounds are "a scan of upper - lower steps (none when upper <= lower)" vs
-// a constant-bound fori_loop with upper <= lower and a vector carry does not compile (the same Eigen static
-// assertion as ScanLength.DISABLED_ZeroStepsVectorCarry, from the scan of 0 steps); a scalar carry works.
-TEST(ForiLoop, DISABLED_UpperNotAboveLowerVectorCarry) {
-#ifdef KILN_TEST_KNOWN_COMPILE_FAILURES
+// A constant-bound fori_loop of no step with a vector carry returns it.
+TEST(ForiLoop, UpperNotAboveLowerVectorCarry) {
     auto vec = [](auto const& v) {
         return kiln::fori_loop(3_k, 3_k, [](auto const&, auto const& x) { return x * x + 1_k; }, v);
     };
     Eigen::Vector3d const v(1.0, -2.0, 0.5);
     EXPECT_EQ(Eigen::Vector3d(kiln::jit(vec)(v)), v);
-#else
-    GTEST_SKIP() << "a constant fori_loop of no step with a vector carry does not compile (see the FAILS comment)";
-#endif
 }
 
 // A Vector3d carry with a captured matrix, a VectorXd carry, a tuple carry.

@@ -996,6 +996,14 @@ struct scan_p : primitive_base {
                                                           scan_p::result_extent<num_carry + J>(ext.data(), body).cols)),
              ...);
         }(ys);
+        if constexpr (static_length != 0) scan_p::run_steps<Read>(dst, ops, body, length);
+    }
+    // The steps of assign() (never instantiated for a loop of no step: a step's slice or row of a fixed-size
+    // value of 0 rows or columns is no Eigen expression).
+    template <std::uint64_t Read, class Dst, class Ops>
+    static void run_steps(Dst& dst, Ops const& ops, body_extents_t const& body, long length) {
+        constexpr auto carries = std::make_index_sequence<num_carry>{};
+        constexpr auto ys = std::make_index_sequence<num_ys>{};
         typename store_for<body_key>::type store{};
         typename carries_of<carry>::type spare{};  // the carries' second buffers (detail::output_swap)
         for (long step = 0; step < length; ++step) {
