@@ -594,6 +594,14 @@ struct scan_grad_traced_length {
                   "or differentiate it in forward mode (kiln::jvp); the loop is the template "
                   "argument of kiln::diagnostic::scan_grad_traced_length below");
 };
+template <class Loop>
+struct scan_checkpoint_second_order {
+    static_assert(detail::fails<Loop>,
+                  "kiln: scan: a loop under kiln::checkpoint::sqrt is differentiable once (grad, vjp; jvp of the "
+                  "loop itself): its backward loop runs the forward steps again from checkpoints, and has no "
+                  "derivative of its own; for hessian or grad of grad, use the default kiln::checkpoint::carries; "
+                  "the loop is the template argument of kiln::diagnostic::scan_checkpoint_second_order below");
+};
 }  // namespace diagnostic
 }  // namespace kiln
 

@@ -216,13 +216,36 @@ struct loop_results {
 
 // A scanned leaf: how it is stored (Stored) and what one step of it is (Slice). By rows: row t of a T x n
 // value (kiln::scan's xs, per-step outputs). By blocks: column t of an (elements x T) matrix holds step t's
-// whole value, read in place as a Slice-shaped map (the carries a loop saves for reverse mode).
-template <class Stored, class Slice, bool Blocks>
+// whole value, read in place as a Slice-shaped map (the carries a loop saves for reverse mode). Checkpoints:
+// blocks saved every few steps only (kiln::checkpoint::sqrt), from which the steps between are run again.
+template <class Stored, class Slice, bool Blocks, bool Checkpoints = false>
 struct scanned_leaf {
     using stored = Stored;
     using slice = Slice;
     static constexpr bool blocks = Blocks;
+    static constexpr bool checkpoints = Checkpoints;
 };
+
+// What a loop saves for reverse mode (a definition's `policy`): the carry each step started from
+// (save_carries, kiln::checkpoint::carries), or that of one step in every ceil(sqrt(T)) (save_sqrt,
+// kiln::checkpoint::sqrt), the backward loop running each segment's forward steps again from its checkpoint.
+struct save_carries {
+    static constexpr bool checkpoints = false;
+};
+struct save_sqrt {
+    static constexpr bool checkpoints = true;
+};
+template <class T>
+using is_save_policy = std::bool_constant<std::is_same_v<T, save_carries> || std::is_same_v<T, save_sqrt>>;
+// The steps between two checkpoints, and the checkpoints of T steps.
+inline long checkpoint_every(long steps) {
+    long k = 1;
+    while (k * k < steps) ++k;
+    return k;
+}
+inline long checkpoint_count(long steps) {
+    return steps > 0 ? (steps + checkpoint_every(steps) - 1) / checkpoint_every(steps) : 0;
+}
 template <class X>
 using scanned_rows = scanned_leaf<X, slice_meta<X>, false>;
 // Storage of T steps of a value M, one column per step.
@@ -251,12 +274,15 @@ inline constexpr long length_traced = -2;
 // graph on its parameters: carries, slices, captured values), captured (the enclosing graph's nodes the body
 // reads), length (above) and check() (the compile-time diagnostics). Without xs (Length >= 0 or
 // length_traced), the body receives kiln::none for its slice, as JAX's passes None.
-template <class Body, class InitTree, class XsTree, class Carry, class Xs, long Length = length_from_xs>
+template <class Body, class InitTree, class XsTree, class Carry, class Xs, long Length = length_from_xs,
+          class Policy = save_carries>
 struct traced_loop;
-template <class Body, class InitTree, class XsTree, class... Carry, class... Xs, long Length>
-struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Length> {
+template <class Body, class InitTree, class XsTree, class... Carry, class... Xs, long Length, class Policy>
+struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Length, Policy> {
     using tag = Body;
     static constexpr long length = Length;
+    static constexpr bool checkpoints = Policy::checkpoints;  // saves checkpoints only, for reverse mode
+    static constexpr bool recomputes = false;                 // (a backward loop's: below)
     using carry = mp_list<Carry...>;
     using scanned = mp_list<scanned_rows<Xs>...>;
     static constexpr std::size_t num_carry = sizeof...(Carry), num_xs = sizeof...(Xs);
@@ -446,6 +472,8 @@ struct backward_loop {
     using tag = derivative_tag<backward_loop>;
     // As many steps as the forward loop (a traced length is refused by check()).
     static constexpr long length = Fwd::length == length_traced ? 0 : Fwd::length;
+    // Under kiln::checkpoint::sqrt, the forward loop saved checkpoints: this loop runs the forward steps again.
+    static constexpr bool checkpoints = false, recomputes = Fwd::checkpoints, fwd_reverse = FwdReverse;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -548,7 +576,8 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
-            mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>...>, mp_list<typename F::template leaf<J>...>,
+            mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true, recomputes>...>,
+            mp_list<typename F::template leaf<J>...>,
             boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
                                                       mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
@@ -621,7 +650,10 @@ struct backward_loop {
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
     static constexpr bool check() {
-        return raise_if<Fwd::length == length_traced, diagnostic::scan_grad_traced_length, Fwd>::ok && carries_recoverable;
+        return raise_if<Fwd::length == length_traced, diagnostic::scan_grad_traced_length, Fwd>::ok &&
+               raise_if<Fwd::recomputes || (recomputes && saved_ct_pos.count > 0), diagnostic::scan_checkpoint_second_order,
+                        Fwd>::ok &&
+               carries_recoverable;
     }
 };
 
@@ -633,6 +665,7 @@ struct tangent_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<tangent_loop>;
     static constexpr long length = Fwd::length;  // a traced length stays its last operand
+    static constexpr bool checkpoints = false, recomputes = false;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -724,7 +757,7 @@ struct tangent_loop {
     using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
-    static constexpr bool check() { return true; }
+    static constexpr bool check() { return raise_if<Fwd::recomputes, diagnostic::scan_checkpoint_second_order, Fwd>::ok; }
 };
 
 // The loop of definition Def (traced_loop, or a derivative's loop), run forward or in Reverse (from the last
@@ -769,19 +802,29 @@ struct scan_p : primitive_base {
     using y_meta = typename y_leaf<J>::slice;
 
     // The loop's length when it is fixed, else dynamic.
+    // (Checkpoints say nothing of it: their number is about the square root of the length.)
     template <class L>
-    static constexpr long leaf_length = L::blocks ? L::stored::cols : L::stored::rows;
+    static constexpr long leaf_length = L::checkpoints ? dynamic : L::blocks ? L::stored::cols : L::stored::rows;
     static constexpr long static_length = []<std::size_t... J>(std::index_sequence<J...>) {
         long t = Def::length >= 0 ? Def::length : dynamic;
         ((t = t >= 0 ? t : leaf_length<leaf<J>>), ...);
         return t;
     }(std::make_index_sequence<num_xs>{});
+    // The scanned leaf the length is read from at run time (num_xs: none).
+    static constexpr std::size_t length_leaf = []<std::size_t... J>(std::index_sequence<J...>) {
+        std::size_t first = num_xs;
+        ((first = first == num_xs && !leaf<J>::checkpoints ? J : first), ...);
+        return first;
+    }(std::make_index_sequence<num_xs>{});
+    // The saved carries: one per step, or the checkpoints.
+    static constexpr long saved_columns = Def::checkpoints ? dynamic : static_length;
+    static long saved_count(long length) { return Def::checkpoints ? detail::checkpoint_count(length) : length; }
     // Result K: carry K; stacked output K - num_carry; the carries steps started from, K - num_carry - num_ys.
     template <std::size_t K>
     static constexpr auto result_meta_of() {
         if constexpr (K < num_carry) return std::type_identity<carry_meta<K>>{};
         else if constexpr (K < num_carry + num_ys) return std::type_identity<typename y_leaf<K - num_carry>::stored>{};
-        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, static_length>>{};
+        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, saved_columns>>{};
     }
     template <std::size_t K>
     using result_meta = typename decltype(result_meta_of<K>())::type;
@@ -797,6 +840,12 @@ struct scan_p : primitive_base {
     template <class... C>
     struct carries_of<mp_list<C...>> {
         using type = std::tuple<storage_t<C>...>;
+    };
+    template <class Carry>
+    struct blocks_of;
+    template <class... C>
+    struct blocks_of<mp_list<C...>> {
+        using type = std::tuple<Eigen::Matrix<typename C::scalar, Eigen::Dynamic, Eigen::Dynamic>...>;
     };
 
     template <class... Ms>
@@ -834,8 +883,8 @@ struct scan_p : primitive_base {
     // The number of steps, from the operands' extents (a traced length is known only to assign(): 0 here).
     static long length_of(extent const* ops) {
         if constexpr (Def::length >= 0) return Def::length;
-        else if constexpr (num_xs == 0) return 0;
-        else return leaf<0>::blocks ? ops[num_carry].cols : ops[num_carry].rows;
+        else if constexpr (length_leaf == num_xs) return 0;
+        else return leaf<length_leaf>::blocks ? ops[num_carry + length_leaf].cols : ops[num_carry + length_leaf].rows;
     }
     // Result K's extents.
     template <std::size_t K>
@@ -850,7 +899,7 @@ struct scan_p : primitive_base {
             else return {length, Y::rank == 0 ? 1 : Y::cols == 1 ? y.rows : y.cols};
         } else {
             extent const c = ops[K - num_carry - num_ys];
-            return {c.rows * c.cols, length};
+            return {c.rows * c.cols, scan_p::saved_count(length)};
         }
     }
 
@@ -861,7 +910,8 @@ struct scan_p : primitive_base {
         shape_check r{{1, 1}};
         long const length = scan_p::length_of(ops.data());
         [&]<std::size_t... J>(std::index_sequence<J...>) {
-            ((r.bad_operand < 0 && (leaf<J>::blocks ? ops[num_carry + J].cols : ops[num_carry + J].rows) != length
+            ((r.bad_operand < 0 && !leaf<J>::checkpoints &&
+                      (leaf<J>::blocks ? ops[num_carry + J].cols : ops[num_carry + J].rows) != length
                   ? (r.bad_operand = static_cast<int>(num_carry + J),
                      r.expected = leaf<J>::blocks ? extent{dynamic, length} : extent{length, dynamic}, 0)
                   : 0),
@@ -926,18 +976,24 @@ struct scan_p : primitive_base {
         return text;
     }
 
+    // Column t of blocks v, as a value described by S (a map, read in place).
+    template <class S, class V>
+    static auto block_slice(V const& v, long t) {
+        if constexpr (S::rank == 0) {
+            return static_cast<typename S::scalar>(v(0, t));
+        } else {
+            extent const e = detail::block_extent<S>(static_cast<long>(v.rows()));
+            return Eigen::Map<Eigen::Matrix<typename S::scalar, static_cast<int>(S::rows), static_cast<int>(S::cols)> const>(
+                v.col(t).data(), e.rows, e.cols);
+        }
+    }
     // Step t of the scanned leaf J.
     template <std::size_t J, class V>
     static auto slice(V const& v, long t) {
         using L = leaf<J>;
         using S = typename L::slice;
         if constexpr (L::blocks) {
-            if constexpr (S::rank == 0) return static_cast<typename S::scalar>(v(0, t));
-            else {
-                extent const e = detail::block_extent<S>(static_cast<long>(v.rows()));
-                return Eigen::Map<Eigen::Matrix<typename S::scalar, static_cast<int>(S::rows), static_cast<int>(S::cols)> const>(
-                    v.col(t).data(), e.rows, e.cols);
-            }
+            return scan_p::block_slice<S>(v, t);
         } else if constexpr (S::rank == 0) {
             return static_cast<typename S::scalar>(v(t, 0));
         } else if constexpr (S::cols == 1) {
@@ -959,13 +1015,18 @@ struct scan_p : primitive_base {
     }
     template <std::size_t J, class S, class R>
     static void write_step(S& stacked, R const& y, long t) {
-        if constexpr (y_leaf<J>::blocks) scan_p::write_block(stacked, y, t);
+        if constexpr (y_leaf<J>::blocks) scan_p::write_block<y_meta<J>>(stacked, y, t);
         else scan_p::write_row<y_meta<J>>(stacked, y, t);
     }
-    template <class C, class S>
-    static void write_block(S& stacked, C const& c, long t) {
-        if constexpr (std::is_arithmetic_v<C>) stacked(0, t) = c;
-        else stacked.col(t) = Eigen::Map<Eigen::Matrix<typename C::Scalar, Eigen::Dynamic, 1> const>(c.data(), c.size());
+    // Value c, described by M (a matrix or an Eigen expression), into column t of blocks.
+    template <class M, class S, class C>
+    static void write_block(S& blocks, C const& c, long t) {
+        if constexpr (M::rank == 0) {
+            blocks(0, t) = c;
+        } else {
+            Eigen::Map<Eigen::Matrix<typename M::scalar, static_cast<int>(M::rows), static_cast<int>(M::cols)>>(
+                blocks.col(t).data(), c.rows(), c.cols()) = c;
+        }
     }
 
     // The loop: the carries start as init; each step evaluates the body's plan on (carries, slices, captured
@@ -987,47 +1048,126 @@ struct scan_p : primitive_base {
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((std::get<K>(dst.values) = std::get<K>(ops)), ...);
             (((Read >> (num_carry + num_ys + K)) & 1 ? void(std::get<num_carry + num_ys + K>(dst.values).resize(
-                                                           scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows, length))
+                                                           scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows,
+                                                           scan_p::saved_count(length)))
                                                      : void()),
              ...);
         }(carries);
-        [&]<std::size_t... J>(std::index_sequence<J...>) {
-            ((std::get<num_carry + J>(dst.values).resize(scan_p::result_extent<num_carry + J>(ext.data(), body).rows,
-                                                          scan_p::result_extent<num_carry + J>(ext.data(), body).cols)),
+        [&]<std::size_t... J>(std::index_sequence<J...>) {  // the stacked outputs read
+            (((Read >> (num_carry + J)) & 1 ? void(std::get<num_carry + J>(dst.values).resize(
+                                                  scan_p::result_extent<num_carry + J>(ext.data(), body).rows,
+                                                  scan_p::result_extent<num_carry + J>(ext.data(), body).cols))
+                                            : void()),
              ...);
         }(ys);
-        if constexpr (static_length != 0) scan_p::run_steps<Read>(dst, ops, body, length);
+        if constexpr (static_length == 0) return;  // (the steps are not instantiated: see step())
+        else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, body, length);
+        else scan_p::run_steps<Read>(dst, ops, body, length);
     }
-    // The steps of assign() (never instantiated for a loop of no step: a step's slice or row of a fixed-size
-    // value of 0 rows or columns is no Eigen expression).
     template <std::uint64_t Read, class Dst, class Ops>
     static void run_steps(Dst& dst, Ops const& ops, body_extents_t const& body, long length) {
-        constexpr auto carries = std::make_index_sequence<num_carry>{};
-        constexpr auto ys = std::make_index_sequence<num_ys>{};
         typename store_for<body_key>::type store{};
         typename carries_of<carry>::type spare{};  // the carries' second buffers (detail::output_swap)
+        long const every = Def::checkpoints ? detail::checkpoint_every(length) : 1;
         for (long step = 0; step < length; ++step) {
             long const t = Reverse ? length - 1 - step : step;
+            // The carry this step starts from, when the graph reads the saved ones: in column t, or under
+            // kiln::checkpoint::sqrt in column step / every of the checkpoints (steps counted in the loop's order).
+            if (step % every == 0)
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    (((Read >> (num_carry + num_ys + K)) & 1
+                          ? scan_p::write_block<carry_meta<K>>(std::get<num_carry + num_ys + K>(dst.values), std::get<K>(dst.values),
+                                                               Def::checkpoints ? step / every : t)
+                          : void()),
+                     ...);
+                }(std::make_index_sequence<num_carry>{});
+            scan_p::step<Read>(dst, ops, body, store, spare, t, [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+                return scan_p::slice<J>(std::get<num_carry + J>(ops), t);
+            });
+        }
+    }
+    // One step, t: the body's plan evaluated on the carries, the slices (slice_of(J): scanned leaf J's) and
+    // the captured values; its per-step outputs written into row t of their stacked results (those the graph
+    // reads: Read), its new carries over the old ones. The body's temporaries are kept from step to step.
+    // (Never instantiated for a loop of no step: a step's slice or row of a fixed-size value of 0 rows or
+    // columns is no Eigen expression.)
+    template <std::uint64_t Read, class Dst, class Ops, class Store, class Spare, class SliceOf>
+    static void step(Dst& dst, Ops const& ops, body_extents_t const& body, Store& store, Spare& spare, long t, SliceOf const& slice_of) {
+        auto const args = [&]<std::size_t... K, std::size_t... J, std::size_t... C>(
+                              std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>) {
+            return std::tuple_cat(std::forward_as_tuple(std::as_const(std::get<K>(dst.values))...),
+                                  std::make_tuple(slice_of(std::integral_constant<std::size_t, J>{})...),
+                                  std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
+        }(std::make_index_sequence<num_carry>{}, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
+        context<body_key, std::remove_const_t<decltype(args)>> ctx{args, body, store, nullptr};
+        detail::materialize_all<body_key, false>(ctx, std::make_index_sequence<size_of<body_key>>{});
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (((Read >> (num_carry + J)) & 1
+                  ? scan_p::write_step<J>(std::get<num_carry + J>(dst.values), detail::output_view<body_key, num_carry + J>(ctx), t)
+                  : void()),
+             ...);
+        }(std::make_index_sequence<num_ys>{});
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (detail::output_swap<body_key, K>(ctx, std::get<K>(dst.values), std::get<K>(spare)), ...);
+        }(std::make_index_sequence<num_carry>{});
+    }
+
+    // The backward loop of a forward loop that saved checkpoints (kiln::checkpoint::sqrt): segment by segment,
+    // from the last, the forward steps of the segment run again from its checkpoint, with the carries they
+    // start from kept in a buffer of one segment, and the backward steps of the segment read them. Memory: the
+    // checkpoints and one segment (about 2 sqrt(T) carries); time: one more forward step per step.
+    template <std::uint64_t Read, class Dst, class Ops>
+    static void run_segments(Dst& dst, Ops const& ops, body_extents_t const& body, long length) {
+        using F = typename Def::F;
+        using fkey = typename F::body_key;
+        constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured;
+        // The forward body's extents: its carries' from the checkpoints', the others the loop's own operands'.
+        std::array<extent, F::num_params> fops{};
+        [&]<std::size_t... K, std::size_t... J, std::size_t... C>(std::index_sequence<K...>, std::index_sequence<J...>,
+                                                                  std::index_sequence<C...>) {
+            ((fops[K] = detail::block_extent<typename F::template carry_meta<K>>(static_cast<long>(std::get<num_carry + K>(ops).rows()))), ...);
+            ((fops[fc + J] = scan_p::extent_of(std::get<num_carry + fc + J>(ops))), ...);
+            ((fops[fc + fx + C] = scan_p::extent_of(std::get<num_carry + num_xs + C>(ops))), ...);
+        }(std::make_index_sequence<fc>{}, std::make_index_sequence<fx>{}, std::make_index_sequence<fcap>{});
+        auto const fbody = F::body_extents(fops.data());
+        long const every = detail::checkpoint_every(length), count = detail::checkpoint_count(length);
+        // One segment of forward carries, column j the carry its step j starts from.
+        typename blocks_of<typename F::carry>::type segment{};
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (std::get<K>(segment).resize(std::get<num_carry + K>(ops).rows(), every), ...);
+        }(std::make_index_sequence<fc>{});
+        typename store_for<fkey>::type fstore{};
+        typename store_for<body_key>::type store{};
+        typename carries_of<carry>::type spare{};
+        for (long s = count - 1; s >= 0; --s) {
+            long const first = s * every, end = std::min(length, first + every);
             [&]<std::size_t... K>(std::index_sequence<K...>) {
-                (((Read >> (num_carry + num_ys + K)) & 1
-                      ? scan_p::write_block(std::get<num_carry + num_ys + K>(dst.values), std::get<K>(dst.values), t)
-                      : void()),
-                 ...);
-            }(carries);
-            auto const args = [&]<std::size_t... K, std::size_t... J, std::size_t... C>(
-                                  std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>) {
-                return std::tuple_cat(std::forward_as_tuple(std::as_const(std::get<K>(dst.values))...),
-                                      std::make_tuple(scan_p::slice<J>(std::get<num_carry + J>(ops), t)...),
-                                      std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
-            }(carries, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
-            context<body_key, std::remove_const_t<decltype(args)>> ctx{args, body, store, nullptr};
-            detail::materialize_all<body_key, false>(ctx, std::make_index_sequence<size_of<body_key>>{});
-            [&]<std::size_t... J>(std::index_sequence<J...>) {
-                (scan_p::write_step<J>(std::get<num_carry + J>(dst.values), detail::output_view<body_key, num_carry + J>(ctx), t), ...);
-            }(ys);
-            [&]<std::size_t... K>(std::index_sequence<K...>) {
-                (detail::output_swap<body_key, K>(ctx, std::get<K>(dst.values), std::get<K>(spare)), ...);
-            }(carries);
+                ((std::get<K>(segment).col(0) = std::get<num_carry + K>(ops).col(s)), ...);
+            }(std::make_index_sequence<fc>{});
+            for (long p = first; p + 1 < end; ++p) {  // the forward steps again, but the last
+                long const t = Def::fwd_reverse ? length - 1 - p : p;
+                auto const args = [&]<std::size_t... K, std::size_t... J, std::size_t... C>(
+                                      std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>) {
+                    return std::tuple_cat(
+                        std::make_tuple(scan_p::block_slice<typename F::template carry_meta<K>>(std::get<K>(segment), p - first)...,
+                                        F::template slice<J>(std::get<num_carry + fc + J>(ops), t)...),
+                        std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
+                }(std::make_index_sequence<fc>{}, std::make_index_sequence<fx>{}, std::make_index_sequence<fcap>{});
+                context<fkey, std::remove_const_t<decltype(args)>> ctx{args, fbody, fstore, nullptr};
+                detail::materialize_all<fkey, false>(ctx, std::make_index_sequence<size_of<fkey>>{});
+                [&]<std::size_t... K>(std::index_sequence<K...>) {
+                    (scan_p::write_block<typename F::template carry_meta<K>>(std::get<K>(segment), detail::output_view<fkey, K>(ctx),
+                                                                             p + 1 - first),
+                     ...);
+                }(std::make_index_sequence<fc>{});
+            }
+            for (long p = end - 1; p >= first; --p) {  // this loop's steps over the segment
+                long const t = Def::fwd_reverse ? length - 1 - p : p;
+                scan_p::step<Read>(dst, ops, body, store, spare, t, [&]<std::size_t J>(std::integral_constant<std::size_t, J>) {
+                    if constexpr (J < fc) return scan_p::block_slice<typename leaf<J>::slice>(std::get<J>(segment), p - first);
+                    else return scan_p::slice<J>(std::get<num_carry + J>(ops), t);
+                });
+            }
         }
     }
 
@@ -1281,6 +1421,17 @@ inline constexpr length_t<N> length{};
 struct reverse_t {};
 inline constexpr reverse_t reverse{};
 
+// What kiln::scan saves for reverse mode (kiln::scan(body, init, xs, kiln::checkpoint::sqrt)):
+// - carries (the default): the carry each step starts from, T carries; the backward step recomputes from it
+//   what the vjp reads (but a new carry, which it takes from the next step's);
+// - sqrt: the carry of one step in every ceil(sqrt(T)), about 2 sqrt(T) carries in all; the backward loop
+//   runs each segment's forward steps again (one more forward step per step). For long loops whose saved
+//   carries would not fit; differentiable once (grad, vjp), not twice.
+namespace checkpoint {
+inline constexpr detail::save_carries carries{};
+inline constexpr detail::save_sqrt sqrt{};
+}  // namespace checkpoint
+
 namespace detail {
 template <class Xs>
 struct scan_length {  // xs proper
@@ -1309,7 +1460,7 @@ struct scan_length<X> {
     using extra = mp_list<typename X::kiln_expr>;
 };
 
-template <bool Reverse, class Body, class Init, class Xs>
+template <bool Reverse, class Policy, class Body, class Init, class Xs>
 constexpr auto scan_impl() {
     using init = outputs_of<std::remove_cvref_t<Init>>;
     using xs = scan_length<std::remove_cvref_t<Xs>>;
@@ -1317,7 +1468,7 @@ constexpr auto scan_impl() {
                   "kiln: scan: xs has no leaf to scan over; pass the values to scan over, or kiln::length<N>");
     using D = traced_loop<std::remove_cvref_t<Body>, typename init::tree, typename xs::tree,
                           boost::mp11::mp_transform<loop_meta, typename init::exprs>,
-                          boost::mp11::mp_transform<loop_meta, typename xs::exprs>, xs::value>;
+                          boost::mp11::mp_transform<loop_meta, typename xs::exprs>, xs::value, Policy>;
     using operands = boost::mp11::mp_append<typename init::exprs, typename xs::exprs, typename D::captured, typename xs::extra>;
     return scan_results<scan_p<D, Reverse>, D>(static_cast<operands*>(nullptr));
 }
@@ -1326,15 +1477,17 @@ constexpr auto scan_impl() {
 // JAX's lax.scan: body(carry, x) -> (new carry, y), run over the rows of xs; returns (final carry, stacked ys).
 // The carry and xs are traced values or pytrees of them (std::tuple, std::pair, std::array); see the top of
 // this file for what a slice of xs is and how the ys are stacked. In the place of xs, kiln::length<N> runs N
-// steps and gives the body kiln::none for its slice. kiln::reverse runs the steps from the last to the first;
-// ys are still stacked in step order.
-template <class Body, class Init, class Xs>
-constexpr auto scan(Body const&, Init const&, Xs const&) {
-    return detail::scan_impl<false, Body, Init, Xs>();
-}
-template <class Body, class Init, class Xs>
-constexpr auto scan(Body const&, Init const&, Xs const&, reverse_t) {
-    return detail::scan_impl<true, Body, Init, Xs>();
+// steps and gives the body kiln::none for its slice. Options, after xs, in any order: kiln::reverse runs the
+// steps from the last to the first (ys are still stacked in step order); kiln::checkpoint::carries (the
+// default) or kiln::checkpoint::sqrt say what reverse mode saves.
+template <class Body, class Init, class Xs, class... Options>
+constexpr auto scan(Body const&, Init const&, Xs const&, Options const&...) {
+    static_assert(((std::is_same_v<Options, reverse_t> || std::is_same_v<Options, detail::save_carries> ||
+                    std::is_same_v<Options, detail::save_sqrt>) && ...),
+                  "kiln: scan: the options after xs are kiln::reverse and one of kiln::checkpoint::carries and "
+                  "kiln::checkpoint::sqrt");
+    using policy = boost::mp11::mp_back<boost::mp11::mp_copy_if<boost::mp11::mp_list<detail::save_carries, Options...>, detail::is_save_policy>>;
+    return detail::scan_impl<(std::is_same_v<Options, reverse_t> || ...), policy, Body, Init, Xs>();
 }
 
 namespace detail {
