@@ -43,8 +43,10 @@
 #include <kiln/detail/transform/autodiff.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/matmul.hpp>
 #include <kiln/ops/maximum.hpp>
 #include <kiln/ops/sub.hpp>
+#include <kiln/ops/transpose.hpp>
 #include <kiln/errors.hpp>
 #include <kiln/traced.hpp>
 
@@ -53,6 +55,7 @@
 #include <boost/mp11/list.hpp>
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -447,6 +450,16 @@ constexpr positions<sizeof...(Flags)> positions_of() {
     return p;
 }
 
+// Whether node N is an outer product a b^T of two column vectors (a matmul with a transposed column).
+template <class N>
+struct outer_product : std::false_type {};
+template <class A, class B>
+struct outer_product<node<ops::matmul_p, A, node<ops::transpose_p, B>>>
+    : std::bool_constant<info<A>::rank == 2 && info<A>::cols == 1 && info<B>::rank == 2 && info<B>::cols == 1> {
+    using a = A;
+    using b = B;
+};
+
 template <class Def, bool Reverse>
 struct scan_p;
 template <class Loop, class Cotangents, class Node, class... Operands>
@@ -487,9 +500,6 @@ struct backward_loop {
     static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
         return positions_of<floating_meta<fcarry<K>>...>();
     }(std::make_index_sequence<fc>{});
-    static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
-        return positions_of<floating_meta<fcaptured<C>>...>();
-    }(std::make_index_sequence<fcap>{});
     static constexpr auto xs_pos = []<std::size_t... J>(std::index_sequence<J...>) {
         return positions_of<floating_meta<fslice<J>>...>();
     }(std::make_index_sequence<fx>{});
@@ -544,6 +554,14 @@ struct backward_loop {
             nonzero>;
         using read = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type;
         // A new carry is forwarded when it is computed, read by the adjoints, and not another carry's too.
+        template <class N>
+        static constexpr std::size_t carry_index = boost::mp11::mp_find<mp_list<fparam<K, fcarry<K>>...>, N>::value;
+        template <class N>
+        static constexpr std::size_t xs_index = [] {
+            constexpr std::size_t j = boost::mp11::mp_find<mp_list<fparam<fc + J, fslice<J>>...>, N>::value;
+            if constexpr (j < fx) return F::template leaf<j>::blocks ? fx : j;
+            else return fx;
+        }();
         template <std::size_t K2>
         static constexpr bool forwarded = info<fout<K2>>::kind == node_kind::computed &&
                                           boost::mp11::mp_find<mp_list<fout<K>...>, fout<K2>>::value == K2 &&
@@ -553,6 +571,42 @@ struct backward_loop {
     using rev = reverse<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
                                 std::make_index_sequence<fy>>>;
     static constexpr auto forward_pos = rev::forward_pos;
+    // The captured values whose cotangents are summed in the loop's carry, and those whose cotangent at each
+    // step is one outer product a b^T (W's in W h: matmul's vjp): for these the sum is one product A^T B after
+    // the loop (Eigen's GEMM, as a hand-written BPTT computes it), not one rank-one update of a carry per
+    // step. A and B have row t the factors of step t: a forward xs leaf or the saved carries when the factor
+    // is a step of them, else the factor stacked as a per-step output of this loop (each once). Under
+    // kiln::checkpoint::sqrt nothing is hoisted: the stacked factors would take T times their memory.
+    template <std::size_t C>
+    using captured_adjoint = typename rev::pass::template of<fparam<fc + fx + C, fcaptured<C>>>::type;
+    template <std::size_t C>
+    static constexpr bool hoisted = floating_meta<fcaptured<C>> && !recomputes && outer_product<captured_adjoint<C>>::value;
+    // Factor N as a step of forward carry k or of forward xs leaf j stored by rows (fc, fx: neither).
+    template <class N>
+    static constexpr std::size_t carry_factor = rev::template carry_index<N>;
+    template <class N>
+    static constexpr std::size_t xs_factor = rev::template xs_index<N>;
+    template <class N>
+    using stacked_factor = std::bool_constant<carry_factor<N> == fc && xs_factor<N> == fx>;
+    template <std::size_t C, bool Hoisted = hoisted<C>>
+    struct factors_of {
+        using type = mp_list<>;
+    };
+    template <std::size_t C>
+    struct factors_of<C, true> {
+        using type = mp_list<typename outer_product<captured_adjoint<C>>::a, typename outer_product<captured_adjoint<C>>::b>;
+    };
+    template <class I>
+    using factors_t = typename factors_of<I::value>::type;
+    using stacked_factors = boost::mp11::mp_unique<boost::mp11::mp_copy_if<
+        boost::mp11::mp_apply<boost::mp11::mp_append, boost::mp11::mp_transform<factors_t, boost::mp11::mp_iota_c<fcap>>>,
+        stacked_factor>>;
+    static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
+        return positions_of<(floating_meta<fcaptured<C>> && !hoisted<C>)...>();
+    }(std::make_index_sequence<fcap>{});
+    static constexpr auto hoisted_pos = []<std::size_t... C>(std::index_sequence<C...>) {
+        return positions_of<hoisted<C>...>();
+    }(std::make_index_sequence<fcap>{});
 
     // Where each parameter of the backward body is.
     static constexpr std::size_t first_forwarded = carry_pos.count + captured_pos.count;
@@ -573,7 +627,7 @@ struct backward_loop {
     struct lists<mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>, std::index_sequence<Y...>>> {
         using carry = boost::mp11::mp_append<
             boost::mp11::mp_append<std::conditional_t<floating_meta<fcarry<K>>, mp_list<fcarry<K>>, mp_list<>>...>,
-            boost::mp11::mp_append<std::conditional_t<floating_meta<fcaptured<C>>, mp_list<fcaptured<C>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<fcaptured<C>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
             mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true, recomputes>...>,
@@ -617,6 +671,10 @@ struct backward_loop {
             using acc = bparam<carry_pos.count + static_cast<std::size_t>(captured_pos.at[C2] < 0 ? 0 : captured_pos.at[C2]), fcaptured<C2>>;
             using type = typename add_two<acc, typename pass::template of<fparam<fc + fx + C2, fcaptured<C2>>>::type>::type;
         };
+        // How the stacked factors are stored: by rows, as xs.
+        template <class N>
+        using stacked = scanned_leaf<stacked_meta<strong_meta<typename info<N>::operand_meta>, F::static_length>,
+                                     strong_meta<typename info<N>::operand_meta>, false>;
         template <std::size_t J2>
         struct xs_cotangent {
             using adjoint = typename pass::template of<fparam<fc + J2, fslice<J2>>>::type;
@@ -628,12 +686,14 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<(carry_pos.at[K] >= 0), mp_list<typename new_carry<K>::type>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0), mp_list<typename new_sum<C>::type>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fparam<K, fcarry<K>>>, mp_list<>>...>,
-            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename xs_cotangent<J>::type>, mp_list<>>...>>;
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename xs_cotangent<J>::type>, mp_list<>>...>,
+            stacked_factors>;
         template <class N>
         using substituted = typename substitute<N, substitution>::type;
         using body_outputs = boost::mp11::mp_transform<substituted, outputs>;
         using ys_leaves = boost::mp11::mp_append<
-            std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>;
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<typename F::template leaf<J>>, mp_list<>>...>,
+            boost::mp11::mp_transform<stacked, stacked_factors>>;
     };
     using all = lists<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>,
                               std::make_index_sequence<fy>>>;
@@ -643,8 +703,9 @@ struct backward_loop {
     template <std::size_t C>
     using captured_meta = fcaptured<C>;
     using body_outputs = typename all::body_outputs;
-    static constexpr std::size_t num_ys = xs_pos.count;
-    // Each floating xs leaf's cotangent is stacked as that leaf is stored.
+    static constexpr std::size_t num_ys = xs_pos.count + boost::mp11::mp_size<stacked_factors>::value;
+    // Each floating xs leaf's cotangent is stacked as that leaf is stored; then the hoisted outer products'
+    // stacked factors.
     template <std::size_t J>
     using y_leaf = boost::mp11::mp_at_c<typename all::ys_leaves, J>;
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
@@ -870,12 +931,33 @@ struct scan_p : primitive_base {
                                                                         : extent{1, ops[num_carry + J].cols}),
          ...);
     }
-    static body_extents_t body_extents(extent const* ops) {
+    template <class Key = body_key>
+    static std::array<extent, size_of<Key>> body_extents(extent const* ops) {
         std::array<extent_leaf, num_params> leaves{};
         for (std::size_t k = 0; k < num_params; ++k) leaves[k].e = ops[k];
         scan_p::slice_extents(leaves, ops, std::make_index_sequence<num_xs>{});
-        return detail::extents_of<body_key>(leaves);
+        return detail::extents_of<Key>(leaves);
     }
+    // The body the loop runs when the graph reads the results Read: the new carries and the per-step outputs
+    // read (a backward loop's xs cotangents are not computed when xs is not differentiated).
+    template <std::uint64_t Read>
+    static constexpr std::uint64_t ys_read = num_ys == 0 ? 0 : (Read >> num_carry) & (~std::uint64_t{0} >> (64 - num_ys));
+    template <std::uint64_t Read>
+    struct run_key {
+        template <class J>
+        using read = std::bool_constant<((ys_read<Read> >> J::value) & 1) != 0>;
+        using outputs = boost::mp11::mp_append<
+            boost::mp11::mp_take_c<typename Def::body_outputs, num_carry>,
+            boost::mp11::mp_transform_q<boost::mp11::mp_bind_front<boost::mp11::mp_at, boost::mp11::mp_drop_c<typename Def::body_outputs, num_carry>>,
+                                        boost::mp11::mp_copy_if<boost::mp11::mp_iota_c<num_ys>, read>>>;
+        using graph = typename make_graph<outputs, num_params,
+                                          boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, boost::mp11::mp_size<outputs>::value>>>::type;
+    };
+    template <std::uint64_t Read>
+    using key_for = std::conditional_t<ys_read<Read> == (num_ys == 0 ? 0 : ~std::uint64_t{0} >> (64 - num_ys)), body_key, run_key<Read>>;
+    // Where per-step output J is among key_for<Read>'s outputs.
+    template <std::uint64_t Read, std::size_t J>
+    static constexpr std::size_t y_output = num_carry + static_cast<std::size_t>(std::popcount(ys_read<Read> & ((std::uint64_t{1} << J) - 1)));
     template <std::size_t... I>
     static constexpr body_extents_t static_body_extents(std::index_sequence<I...>) {
         return {detail::static_extent<meta_at<body_key, I>>()...};
@@ -1061,12 +1143,13 @@ struct scan_p : primitive_base {
              ...);
         }(ys);
         if constexpr (static_length == 0) return;  // (the steps are not instantiated: see step())
-        else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, body, length);
-        else scan_p::run_steps<Read>(dst, ops, body, length);
+        else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, ext.data(), length);
+        else scan_p::run_steps<Read>(dst, ops, ext.data(), length);
     }
     template <std::uint64_t Read, class Dst, class Ops>
-    static void run_steps(Dst& dst, Ops const& ops, body_extents_t const& body, long length) {
-        typename store_for<body_key>::type store{};
+    static void run_steps(Dst& dst, Ops const& ops, extent const* ext, long length) {
+        auto const body = scan_p::body_extents<key_for<Read>>(ext);
+        typename store_for<key_for<Read>>::type store{};
         typename carries_of<carry>::type spare{};  // the carries' second buffers (detail::output_swap)
         long const every = Def::checkpoints ? detail::checkpoint_every(length) : 1;
         for (long step = 0; step < length; ++step) {
@@ -1091,25 +1174,28 @@ struct scan_p : primitive_base {
     // reads: Read), its new carries over the old ones. The body's temporaries are kept from step to step.
     // (Never instantiated for a loop of no step: a step's slice or row of a fixed-size value of 0 rows or
     // columns is no Eigen expression.)
-    template <std::uint64_t Read, class Dst, class Ops, class Store, class Spare, class SliceOf>
-    static void step(Dst& dst, Ops const& ops, body_extents_t const& body, Store& store, Spare& spare, long t, SliceOf const& slice_of) {
+    template <std::uint64_t Read, class Dst, class Ops, class Extents, class Store, class Spare, class SliceOf>
+    static void step(Dst& dst, Ops const& ops, Extents const& body, Store& store, Spare& spare, long t, SliceOf const& slice_of) {
+        using key = key_for<Read>;
         auto const args = [&]<std::size_t... K, std::size_t... J, std::size_t... C>(
                               std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>) {
             return std::tuple_cat(std::forward_as_tuple(std::as_const(std::get<K>(dst.values))...),
                                   std::make_tuple(slice_of(std::integral_constant<std::size_t, J>{})...),
                                   std::forward_as_tuple(std::get<num_carry + num_xs + C>(ops)...));
         }(std::make_index_sequence<num_carry>{}, std::make_index_sequence<num_xs>{}, std::make_index_sequence<num_captured>{});
-        context<body_key, std::remove_const_t<decltype(args)>> ctx{args, body, store, nullptr};
-        detail::materialize_all<body_key, false>(ctx, std::make_index_sequence<size_of<body_key>>{});
+        context<key, std::remove_const_t<decltype(args)>> ctx{args, body, store, nullptr};
+        detail::materialize_all<key, false>(ctx, std::make_index_sequence<size_of<key>>{});
         [&]<std::size_t... J>(std::index_sequence<J...>) {
-            (((Read >> (num_carry + J)) & 1
-                  ? scan_p::write_step<J>(std::get<num_carry + J>(dst.values), detail::output_view<body_key, num_carry + J>(ctx), t)
-                  : void()),
-             ...);
+            (scan_p::write_read_step<Read, J>(dst, ctx, t), ...);
         }(std::make_index_sequence<num_ys>{});
         [&]<std::size_t... K>(std::index_sequence<K...>) {
-            (detail::output_swap<body_key, K>(ctx, std::get<K>(dst.values), std::get<K>(spare)), ...);
+            (detail::output_swap<key, K>(ctx, std::get<K>(dst.values), std::get<K>(spare)), ...);
         }(std::make_index_sequence<num_carry>{});
+    }
+    template <std::uint64_t Read, std::size_t J, class Dst, class Ctx>
+    static void write_read_step(Dst& dst, Ctx& ctx, long t) {
+        if constexpr (((Read >> (num_carry + J)) & 1) != 0)
+            scan_p::write_step<J>(std::get<num_carry + J>(dst.values), detail::output_view<key_for<Read>, y_output<Read, J>>(ctx), t);
     }
 
     // The backward loop of a forward loop that saved checkpoints (kiln::checkpoint::sqrt): segment by segment,
@@ -1117,7 +1203,8 @@ struct scan_p : primitive_base {
     // start from kept in a buffer of one segment, and the backward steps of the segment read them. Memory: the
     // checkpoints and one segment (about 2 sqrt(T) carries); time: one more forward step per step.
     template <std::uint64_t Read, class Dst, class Ops>
-    static void run_segments(Dst& dst, Ops const& ops, body_extents_t const& body, long length) {
+    static void run_segments(Dst& dst, Ops const& ops, extent const* ext, long length) {
+        auto const body = scan_p::body_extents<key_for<Read>>(ext);
         using F = typename Def::F;
         using fkey = typename F::body_key;
         constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured;
@@ -1137,7 +1224,7 @@ struct scan_p : primitive_base {
             (std::get<K>(segment).resize(std::get<num_carry + K>(ops).rows(), every), ...);
         }(std::make_index_sequence<fc>{});
         typename store_for<fkey>::type fstore{};
-        typename store_for<body_key>::type store{};
+        typename store_for<key_for<Read>>::type store{};
         typename carries_of<carry>::type spare{};
         for (long s = count - 1; s >= 0; --s) {
             long const first = s * every, end = std::min(length, first + every);
@@ -1199,6 +1286,8 @@ struct scan_result_p : primitive_base {
     static constexpr std::string_view name = "scan_result";
     static constexpr unsigned shape_only_operands = ~1u;
     static constexpr long result_index = static_cast<long>(K);
+    // Its value is a view of the loop's (read in place, never copied), so its users each read it again.
+    static constexpr bool recomputed_when_shared = true;
     static constexpr fixed_text<32> attrs_text = [] {
         fixed_text<32> t;
         t.text("index=").number(static_cast<long long>(K));
@@ -1390,6 +1479,18 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
         return typename loop_node<P, operands>::template result<static_cast<std::size_t>(Index)>{};
     }
 
+    // A hoisted outer product's factor N at every step, by rows (T x n): the forward xs leaf, the saved
+    // carries (stored by columns), or the backward loop's stacked output.
+    template <class N>
+    static auto factor() {
+        if constexpr (D::template carry_factor<N> < fc)
+            return kiln::transpose(tracer<saved<D::template carry_factor<N>>>{});
+        else if constexpr (D::template xs_factor<N> < fx)
+            return tracer<op<fc + D::template xs_factor<N>>>{};
+        else
+            return result<static_cast<long>(D::num_carry + D::xs_pos.count +
+                                             boost::mp11::mp_find<typename D::stacked_factors, N>::value)>();
+    }
     template <std::size_t K>
     static auto cotangent() {
         if constexpr (K < fc) {
@@ -1399,9 +1500,14 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
             if constexpr (D::xs_pos.at[K - fc] >= 0) return result<static_cast<long>(D::num_carry) + D::xs_pos.at[K - fc]>();
             else return zero{};
         } else if constexpr (K < fc + fx + fcap) {
-            if constexpr (D::captured_pos.at[K - fc - fx] >= 0)
+            if constexpr (D::captured_pos.at[K - fc - fx] >= 0) {
                 return result<static_cast<long>(D::carry_pos.count) + D::captured_pos.at[K - fc - fx]>();
-            else return zero{};
+            } else if constexpr (D::hoisted_pos.at[K - fc - fx] >= 0) {  // the sum of the outer products
+                using product = outer_product<typename D::template captured_adjoint<K - fc - fx>>;
+                return kiln::matmul(kiln::transpose(factor<typename product::a>()), factor<typename product::b>());
+            } else {
+                return zero{};
+            }
         } else {
             return zero{};  // a traced length (an integer)
         }
