@@ -282,5 +282,13 @@ TEST(ScanText, BodyIsPrintedUnderTheLoop) {
               std::string::npos)
         << text;
     EXPECT_NE(text.find("  %5 = scan_result[index=1] %3 %2 %1 %0 : f64[3,1]\n"), std::string::npos) << text;
+    // The lowered text prints the body under the loop's line too, after what evaluation does with the loop.
+    std::string const lowered = kiln::lower(f, 2.0, m).as_text();
+    std::size_t const loop = lowered.find("  %3 = scan %2 %1 %0 : loop[]");
+    ASSERT_NE(loop, std::string::npos) << lowered;
+    EXPECT_EQ(lowered.find("\n      { body of 2 outputs; its arguments: carry args[0], step of xs args[1], captured args[2]\n", loop),
+              lowered.find('\n', loop))
+        << lowered;
+    EXPECT_NE(lowered.find("          return %6 %0 }\n"), std::string::npos) << lowered;
 }
 }  // namespace

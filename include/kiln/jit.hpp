@@ -132,22 +132,26 @@ std::string node_head() {  // "tanh %3", "param args[0]", "constant 2"
     return line;
 }
 // A node whose primitive has a graph of its own (a loop's body) is followed by that graph, indented: the
-// primitive's text_block(operand extents) writes it.
+// primitive's text_block(operand extents) writes it (node_block; empty for any other node).
 template <class K, std::size_t I, std::size_t N>
-std::string node_line(std::array<extent, N> const& ext) {
-    std::string line = "  %";
-    line.append(std::to_string(I)).append(" = ").append(detail::node_head<K, I>());
-    line.append(" : ").append(detail::shape_text<meta_at<K, I>>(ext[I])).append("\n");
+std::string node_block(std::array<extent, N> const& ext) {
     if constexpr (info<node_of<K, I>>::kind == node_kind::computed) {
         using P = typename info<node_of<K, I>>::primitive;
         if constexpr (detail::primitive_traits<P>::has_text_block) {
             std::array<extent, plan_of<K>.first[I + 1] - plan_of<K>.first[I]> operands{};
             for (std::size_t c = plan_of<K>.first[I]; c < plan_of<K>.first[I + 1]; ++c)
                 operands[c - plan_of<K>.first[I]] = ext[plan_of<K>.edges[c]];
-            line.append(P::text_block(operands.data()));
+            return P::text_block(operands.data());
         }
     }
-    return line;
+    return {};
+}
+template <class K, std::size_t I, std::size_t N>
+std::string node_line(std::array<extent, N> const& ext) {
+    std::string line = "  %";
+    line.append(std::to_string(I)).append(" = ").append(detail::node_head<K, I>());
+    line.append(" : ").append(detail::shape_text<meta_at<K, I>>(ext[I])).append("\n");
+    return line.append(detail::node_block<K, I>(ext));
 }
 
 // The header names the arguments pruned (not parameters) and the parameters read for their extents only.

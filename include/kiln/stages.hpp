@@ -56,6 +56,7 @@ struct plan_view {
     std::size_t const* owner;
     bool const* live;
     std::size_t const* outputs;
+    std::string const* blocks = nullptr;  // printed under a node's line: a loop's body (or empty)
 };
 
 // For each node computed inside another's expression: the materialized nodes whose expressions compute it.
@@ -126,6 +127,7 @@ inline std::string plan_text(plan_view const& p) {
             for (std::size_t j : into[i]) line.append(" %").append(std::to_string(j));
         }
         text.append(line).append("\n");
+        if (p.blocks != nullptr) text.append(p.blocks[i]);
     }
     text.append("  return");
     for (std::size_t o = 0; o < p.num_outputs; ++o) text.append(" %").append(std::to_string(p.outputs[o]));
@@ -268,6 +270,7 @@ class lowered : public traced<K> {
         double const bytes[] = {0.0, detail::value_bytes<detail::meta_at<K, I>>(ext_[I])...};
         detail::node_kind const kind[] = {detail::node_kind::param, detail::info<detail::node_of<K, I>>::kind...};
         bool const alias[] = {false, detail::is_alias<detail::node_of<K, I>>::value...};
+        std::string const blocks[] = {std::string(), detail::node_block<K, I>(ext_)...};
         detail::plan_view const view{n,
                                      traced<K>::num_args(),
                                      plan.num_params,
@@ -283,7 +286,8 @@ class lowered : public traced<K> {
                                      plan.materialize.data(),
                                      plan.owner.data(),
                                      plan.live.data(),
-                                     plan.outputs.data()};
+                                     plan.outputs.data(),
+                                     blocks + 1};
         return dot ? detail::plan_dot(view) : detail::plan_text(view);
     }
 
