@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -24,6 +25,39 @@ void expect_close(A const& actual, B const& expected, double rel = 1e-13) {
             if (std::isinf(e)) EXPECT_EQ(a, e) << "at " << i << "," << j;
             else EXPECT_NEAR(a, e, rel * (1 + std::abs(e))) << "at " << i << "," << j;
         }
+}
+
+// |actual - expected| <= rel * max(1, |expected|): relative, absolute below 1.
+inline void near(double actual, double expected, double rel = 1e-12) {
+    EXPECT_NEAR(actual, expected, rel * std::max(1.0, std::abs(expected)));
+}
+template <class A, class B>
+void near_all(A const& actual, B const& expected, double rel = 1e-12) {
+    ASSERT_EQ(actual.rows(), expected.rows());
+    ASSERT_EQ(actual.cols(), expected.cols());
+    for (Eigen::Index i = 0; i < actual.rows(); ++i)
+        for (Eigen::Index j = 0; j < actual.cols(); ++j)
+            EXPECT_NEAR(actual(i, j), expected(i, j), rel * std::max(1.0, std::abs(expected(i, j))))
+                << "at " << i << "," << j;
+}
+
+// Central differences of a scalar function g of one Eigen value m, entry by entry (step h).
+template <class G, class M>
+Eigen::MatrixXd central(G const& g, M const& m, double h = 1e-6) {
+    Eigen::MatrixXd d(m.rows(), m.cols());
+    for (Eigen::Index i = 0; i < m.rows(); ++i)
+        for (Eigen::Index j = 0; j < m.cols(); ++j) {
+            M a = m, b = m;
+            a(i, j) += h;
+            b(i, j) -= h;
+            d(i, j) = (g(a) - g(b)) / (2 * h);
+        }
+    return d;
+}
+// The same for a scalar function of a scalar.
+template <class G>
+double central_scalar(G const& g, double x, double h = 1e-6) {
+    return (g(x + h) - g(x - h)) / (2 * h);
 }
 
 // The message of the Error f() throws, or `none`.

@@ -19,20 +19,8 @@ namespace {
 
 using kiln_test::expect_close;
 
-// Central differences of a scalar function g of one Eigen value m, entry by entry.
-template <class G, class M>
-Eigen::MatrixXd central(G const& g, M const& m, double h = 1e-6) {
-    Eigen::MatrixXd d(m.rows(), m.cols());
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j) {
-            M a = m, b = m;
-            a(i, j) += h;
-            b(i, j) -= h;
-            d(i, j) = (g(a) - g(b)) / (2 * h);
-        }
-    return d;
-}
-double central_scalar(auto const& g, double x, double h = 1e-6) { return (g(x + h) - g(x - h)) / (2 * h); }
+using kiln_test::central;
+using kiln_test::central_scalar;
 
 // A scalar recurrence with a per-step output: c_t = tanh(w c_{t-1} + x_t), y_t = sin(c_{t-1} w).
 auto const recurrence = [](auto const& w, auto const& xs) {

@@ -27,19 +27,8 @@ using namespace kiln::literals;
 
 namespace {
 
-// |actual - expected| <= 1e-12 relative (absolute below 1).
-void near(double actual, double expected, double rel = 1e-12) {
-    EXPECT_NEAR(actual, expected, rel * std::max(1.0, std::abs(expected)));
-}
-template <class A, class B>
-void near_all(A const& actual, B const& expected, double rel = 1e-12) {
-    ASSERT_EQ(actual.rows(), expected.rows());
-    ASSERT_EQ(actual.cols(), expected.cols());
-    for (Eigen::Index i = 0; i < actual.rows(); ++i)
-        for (Eigen::Index j = 0; j < actual.cols(); ++j)
-            EXPECT_NEAR(actual(i, j), expected(i, j), rel * std::max(1.0, std::abs(expected(i, j))))
-                << "at " << i << "," << j;
-}
+using kiln_test::near;
+using kiln_test::near_all;
 
 // ---------------------------------------------------------------------------------------------------------
 // length<N>

@@ -26,34 +26,12 @@ using namespace kiln::literals;
 
 namespace {
 
-void near(double actual, double expected, double rel = 1e-12) {
-    EXPECT_NEAR(actual, expected, rel * std::max(1.0, std::abs(expected)));
-}
-template <class A, class B>
-void near_all(A const& actual, B const& expected, double rel = 1e-12) {
-    ASSERT_EQ(actual.rows(), expected.rows());
-    ASSERT_EQ(actual.cols(), expected.cols());
-    for (Eigen::Index i = 0; i < actual.rows(); ++i)
-        for (Eigen::Index j = 0; j < actual.cols(); ++j)
-            EXPECT_NEAR(actual(i, j), expected(i, j), rel * std::max(1.0, std::abs(expected(i, j))))
-                << "at " << i << "," << j;
-}
+using kiln_test::near;
+using kiln_test::near_all;
 constexpr double fd_tol = 1e-6;
 
-// Central differences of a scalar function g of one Eigen value m, entry by entry.
-template <class G, class M>
-Eigen::MatrixXd central(G const& g, M const& m, double h = 1e-6) {
-    Eigen::MatrixXd d(m.rows(), m.cols());
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j) {
-            M a = m, b = m;
-            a(i, j) += h;
-            b(i, j) -= h;
-            d(i, j) = (g(a) - g(b)) / (2 * h);
-        }
-    return d;
-}
-double central_scalar(auto const& g, double x, double h = 1e-6) { return (g(x + h) - g(x - h)) / (2 * h); }
+using kiln_test::central;
+using kiln_test::central_scalar;
 
 // ---------------------------------------------------------------------------------------------------------
 // length<N>

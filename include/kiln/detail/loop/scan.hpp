@@ -838,6 +838,8 @@ struct scan_p : primitive_base {
     static constexpr std::size_t num_ys = Def::num_ys;
     static constexpr std::size_t num_params = num_carry + num_xs + num_captured;
     static constexpr std::size_t num_results = 2 * num_carry + num_ys;
+    static_assert(num_results <= 64, "kiln: scan: a loop has at most 64 results (two per carry leaf, one per per-step "
+                                     "output leaf, derivative loops' included); group leaves into vectors");
     // A traced length is operand num_params (after the captured values), never a parameter of the body.
     static constexpr bool traced_length = Def::length == length_traced;
 
