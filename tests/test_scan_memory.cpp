@@ -165,3 +165,32 @@ TEST(ScanMemory, SqrtCheckpointsGiveTheDefaultGradient) {
 }
 
 }  // namespace
+
+namespace {
+
+// A fixed-size loop whose storage would exceed Eigen's limit on fixed-size objects (5000 saved carries of 8
+// doubles: 320 KB; Eigen allows 128 KB) stores it in dynamic matrices: it compiles, and gives what the
+// same loop over dynamic values gives.
+TEST(ScanMemory, LargeFixedSizeStorageIsDynamic) {
+    auto const loss = [](auto const& W, auto const& xs) {
+        auto step = [&](auto const& h, auto const& x) {
+            auto const h1 = kiln::tanh(kiln::matmul(W, h) + x);
+            return std::pair(h1, kiln::sum(h1));
+        };
+        auto const [h, ys] = kiln::scan(step, kiln::zeros<8>(), xs);
+        return kiln::sum(ys) + kiln::sum(h);
+    };
+    using Xs = Eigen::Matrix<double, 5000, 1>;
+    auto const* xs = new Xs(Xs::Random());
+    Eigen::Matrix<double, 8, 8> const W = Eigen::Matrix<double, 8, 8>::Random() * 0.2;
+    VectorXd const xs_dynamic = *xs;
+    MatrixXd const W_dynamic = W;
+    auto const [v, g] = kiln::jit(kiln::value_and_grad(loss))(W, *xs);
+    auto const [v_dynamic, g_dynamic] = kiln::jit(kiln::value_and_grad(loss))(W_dynamic, xs_dynamic);
+    EXPECT_NEAR(v, v_dynamic, 1e-12 * std::abs(v_dynamic));
+    EXPECT_LE((MatrixXd(g) - g_dynamic).cwiseAbs().maxCoeff(), 1e-12 * (1 + g_dynamic.cwiseAbs().maxCoeff()));
+    EXPECT_GT(g_dynamic.norm(), 0.0);
+    delete xs;
+}
+
+}  // namespace

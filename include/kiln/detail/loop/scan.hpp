@@ -92,10 +92,15 @@ using loop_param = param<arg_path<K, 0, loop_var<Body>>, typename M::scalar, M::
 template <class X>
 using slice_meta = std::conditional_t<X::cols == 1, meta<typename X::scalar, 0, 1, 1, false>,
                                       meta<typename X::scalar, 2, X::cols, 1, false>>;
+// The extent T of the storage of T steps of `Elements` values each: T, or dynamic where a fixed-size matrix
+// would exceed Eigen's limit on fixed-size objects (EIGEN_STACK_ALLOCATION_LIMIT, 128 KB by default: 10^4 steps
+// of a vector of 8 doubles).
+template <class Scalar, long Elements, long T>
+inline constexpr long stored_steps =
+    T >= 0 && Elements >= 0 && static_cast<long>(sizeof(Scalar)) * Elements * T > EIGEN_STACK_ALLOCATION_LIMIT ? dynamic : T;
 // The stacked per-step outputs Y of T steps: T x 1 for scalars, T x n for vectors.
-template <class Y, long T>
-using stacked_meta =
-    meta<typename Y::scalar, 2, T, (Y::rank == 0 ? 1 : Y::cols == 1 ? Y::rows : Y::cols), false>;
+template <class Y, long T, long N = (Y::rank == 0 ? 1 : Y::cols == 1 ? Y::rows : Y::cols)>
+using stacked_meta = meta<typename Y::scalar, 2, stored_steps<typename Y::scalar, N, T>, N, false>;
 template <class Y>
 inline constexpr bool stackable = Y::rank == 0 || Y::cols == 1 || Y::rows == 1;
 
@@ -252,9 +257,8 @@ inline long checkpoint_count(long steps) {
 template <class X>
 using scanned_rows = scanned_leaf<X, slice_meta<X>, false>;
 // Storage of T steps of a value M, one column per step.
-template <class M, long T>
-using block_meta = meta<typename M::scalar, 2, (M::rank == 0 ? 1 : M::rows < 0 || M::cols < 0 ? dynamic : M::rows * M::cols),
-                        T, false>;
+template <class M, long T, long Elements = (M::rank == 0 ? 1 : M::rows < 0 || M::cols < 0 ? dynamic : M::rows * M::cols)>
+using block_meta = meta<typename M::scalar, 2, Elements, stored_steps<typename M::scalar, Elements, T>, false>;
 
 // The extents of one step of a value M stored as a column of `elements` entries: M's static extents, the
 // dynamic one (at most one) from the count.
