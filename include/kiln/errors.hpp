@@ -539,12 +539,12 @@ struct scan_carry_structure {
                   "tuple, pair or array of values is needed); both pytree shapes are the template arguments of "
                   "kiln::diagnostic::scan_carry_structure below");
 };
-template <class Leaf, class Expected, class Returned>
+template <class Leaf, class Expected, class Returned, class ExpectedDtype = void, class ReturnedDtype = void>
 struct scan_carry_type {
-    static_assert(detail::fails<Leaf, Expected, Returned>,
+    static_assert(detail::fails<Leaf, Expected, Returned, ExpectedDtype, ReturnedDtype>,
                   "kiln: scan: the body changes the dtype, rank or fixed shape of a carry leaf; return it as it "
-                  "came in (kiln::cast to its dtype); the leaf, its initial and its returned dtype and shape are "
-                  "the template arguments of kiln::diagnostic::scan_carry_type below");
+                  "came in (kiln::cast to its dtype); the leaf, its initial and its returned shape, then its initial "
+                  "and its returned dtype are the template arguments of kiln::diagnostic::scan_carry_type below");
 };
 template <class Leaf, class Shape>
 struct scan_xs_not_array {

@@ -1,6 +1,5 @@
 // A body whose new carry is one value while the initial carry is a pair of two: another pytree structure,
-// which docs/scan.md ("The carry") says is scan_carry_structure. Not registered (tests/CMakeLists.txt says
-// why): kiln reports scan_body_result instead.
+// which docs/scan.md ("The carry") says is scan_carry_structure.
 #include <kiln/kiln.hpp>
 
 int main() {

@@ -190,19 +190,18 @@ struct body_result {
     using carry = mp_list<>;
     using ys = mp_list<>;
 };
+// (Split by the returned carry's own leaves: a carry of another structure than init is reported by check().)
 template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
 struct body_result_of {
     static constexpr bool ok = Outputs::value;
     using carry_tree = CarryTree;
     using ys_tree = YsTree;
-    using carry = boost::mp11::mp_take_c<typename Outputs::exprs, NumCarry>;
-    using ys = boost::mp11::mp_drop_c<typename Outputs::exprs, NumCarry>;
+    using carry = boost::mp11::mp_take_c<typename Outputs::exprs, CarryTree::leaves>;
+    using ys = boost::mp11::mp_drop_c<typename Outputs::exprs, CarryTree::leaves>;
 };
 template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
-    requires(CarryTree::leaves == NumCarry)
 struct body_result<Outputs, NumCarry, out_pair<CarryTree, YsTree>> : body_result_of<Outputs, NumCarry, CarryTree, YsTree> {};
 template <class Outputs, std::size_t NumCarry, class CarryTree, class YsTree>
-    requires(CarryTree::leaves == NumCarry)
 struct body_result<Outputs, NumCarry, out_tuple<CarryTree, YsTree>> : body_result_of<Outputs, NumCarry, CarryTree, YsTree> {};
 
 // An operand's extents where only extents are known: what the body's extent pass reads for a parameter.
@@ -358,7 +357,8 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
                            extents_compatible(Carry::rows, info<boost::mp11::mp_at_c<typename result::carry, K>>::rows) &&
                            extents_compatible(Carry::cols, info<boost::mp11::mp_at_c<typename result::carry, K>>::cols)),
                          diagnostic::scan_carry_type, diagnostic::leaf<K>, operand_description<Carry>,
-                         operand_description<typename info<boost::mp11::mp_at_c<typename result::carry, K>>::operand_meta>>::ok &&
+                         operand_description<typename info<boost::mp11::mp_at_c<typename result::carry, K>>::operand_meta>,
+                         typename Carry::scalar, typename info<boost::mp11::mp_at_c<typename result::carry, K>>::scalar>::ok &&
                 ... && true);
     }
     template <std::size_t... J>
