@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <tuple>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -191,6 +192,88 @@ TEST(ScanMemory, LargeFixedSizeStorageIsDynamic) {
     EXPECT_LE((MatrixXd(g) - g_dynamic).cwiseAbs().maxCoeff(), 1e-12 * (1 + g_dynamic.cwiseAbs().maxCoeff()));
     EXPECT_GT(g_dynamic.norm(), 0.0);
     delete xs;
+}
+
+}  // namespace
+
+namespace {
+
+// A body whose vjp reads intermediate values that are not carries (tanh(p) and sigmoid(p) of p = W h + U x + b).
+template <class... Options>
+auto make_gated(Options... options) {
+    return [=](auto const& W, auto const& U, auto const& b, auto const& v, auto const& xs, auto const& ys) {
+        auto step = [&](auto const& h, auto const& xy) {
+            auto const& [x, y] = xy;
+            auto const pre = kiln::matmul(W, h) + kiln::matmul(U, x) + b;
+            auto const h1 = kiln::tanh(pre) * kiln::sigmoid(pre);
+            return std::pair(h1, kiln::square(kiln::dot(v, h1) - y));
+        };
+        auto const [h, per_step] = kiln::scan(step, kiln::zeros<4>(), std::tuple(xs, ys), options...);
+        return kiln::sum(per_step) + kiln::sum(h);
+    };
+}
+
+// checkpoint::everything saves what the vjp reads: the default policy's value and gradient, forward and reverse.
+TEST(ScanMemory, EverythingGivesTheDefaultGradient) {
+    MatrixXd const W = MatrixXd::Random(4, 4), U = MatrixXd::Random(4, 2);
+    VectorXd const b = VectorXd::Random(4), v = VectorXd::Random(4);
+    auto const all = kiln::argnums<0, 1, 2, 3, 4, 5>;
+    auto const plain = kiln::jit(kiln::value_and_grad(make_gated(), all));
+    auto const everything = kiln::jit(kiln::value_and_grad(make_gated(kiln::checkpoint::everything), all));
+    auto const reverse = kiln::jit(kiln::value_and_grad(make_gated(kiln::reverse), all));
+    auto const reverse_everything = kiln::jit(kiln::value_and_grad(make_gated(kiln::reverse, kiln::checkpoint::everything), all));
+    for (long T : {0L, 1L, 2L, 5L, 17L, 50L}) {
+        MatrixXd const xs = MatrixXd::Random(T, 2);
+        VectorXd const ys = VectorXd::Random(T);
+        auto const [v0, g0] = plain(W, U, b, v, xs, ys);
+        auto const [v1, g1] = everything(W, U, b, v, xs, ys);
+        // (To rounding: the body with its residuals as outputs is planned differently, so fused differently.)
+        EXPECT_NEAR(v0, v1, 1e-13 * (1 + std::abs(v0))) << "T = " << T;
+        EXPECT_LE(relative_difference(g0, g1), 1e-13) << "T = " << T;
+        auto const [r0, h0] = reverse(W, U, b, v, xs, ys);
+        auto const [r1, h1] = reverse_everything(W, U, b, v, xs, ys);
+        EXPECT_NEAR(r0, r1, 1e-13 * (1 + std::abs(r0))) << "T = " << T;
+        EXPECT_LE(relative_difference(h0, h1), 1e-13) << "T = " << T;
+    }
+}
+
+// The backward loop under checkpoint::everything computes no tanh or sigmoid (it reads the saved ones); under
+// the default policy it recomputes them from the saved carry.
+TEST(ScanMemory, EverythingRecomputesNothing) {
+    MatrixXd const W = MatrixXd::Random(4, 4), U = MatrixXd::Random(4, 2), xs = MatrixXd::Random(3, 2);
+    VectorXd const b = VectorXd::Random(4), v = VectorXd::Random(4), ys = VectorXd::Random(3);
+    auto const backward_body = [&](auto const& f) {
+        std::string const text = kiln::lower(kiln::grad(f, kiln::argnums<0>), W, U, b, v, xs, ys).as_text();
+        std::size_t const at = text.find("= scan[reverse]");
+        return at == std::string::npos ? std::string("no backward loop in:\n") + text : text.substr(at, text.find(" }\n", at) - at);
+    };
+    std::string const saved = backward_body(make_gated(kiln::checkpoint::everything));
+    std::string const recomputed = backward_body(make_gated());
+    EXPECT_EQ(saved.find("tanh"), std::string::npos) << saved;
+    EXPECT_EQ(saved.find("sigmoid"), std::string::npos) << saved;
+    EXPECT_NE(recomputed.find("tanh"), std::string::npos) << recomputed;
+    EXPECT_NE(recomputed.find("sigmoid"), std::string::npos) << recomputed;
+}
+
+// Second order through checkpoint::everything: the hessian of a loop of length<6> equals the default's.
+TEST(ScanMemory, EverythingHessian) {
+    auto const make = [](auto... options) {
+        return [=](auto const& p) {
+            auto const& a = kiln::at<0>(p);
+            auto const& w = kiln::at<1>(p);
+            auto step = [&](auto const& c, kiln::none_t) {
+                auto const pre = a * c + w;
+                return std::pair(kiln::tanh(pre) * kiln::sigmoid(pre), kiln::sin(pre));
+            };
+            auto const [c, ys] = kiln::scan(step, kiln::c<0.3>, kiln::length<6>, options...);
+            return c + kiln::sum(ys);
+        };
+    };
+    Eigen::Vector2d const p(0.7, -0.2);
+    Eigen::Matrix2d const h0 = kiln::jit(kiln::hessian(make()))(p);
+    Eigen::Matrix2d const h1 = kiln::jit(kiln::hessian(make(kiln::checkpoint::everything)))(p);
+    EXPECT_GT(h0.norm(), 0.0);
+    EXPECT_LE((h0 - h1).cwiseAbs().maxCoeff(), 1e-13 * (1 + h0.cwiseAbs().maxCoeff()));
 }
 
 }  // namespace

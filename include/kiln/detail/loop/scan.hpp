@@ -235,15 +235,21 @@ struct scanned_leaf {
 
 // What a loop saves for reverse mode (a definition's `policy`): the carry each step started from
 // (save_carries, kiln::checkpoint::carries), or that of one step in every ceil(sqrt(T)) (save_sqrt,
-// kiln::checkpoint::sqrt), the backward loop running each segment's forward steps again from its checkpoint.
+// kiln::checkpoint::sqrt), the backward loop running each segment's forward steps again from its checkpoint,
+// or the carries and every intermediate value of the body its vjp reads (save_everything,
+// kiln::checkpoint::everything), the backward loop recomputing nothing.
 struct save_carries {
-    static constexpr bool checkpoints = false;
+    static constexpr bool checkpoints = false, residuals = false;
 };
 struct save_sqrt {
-    static constexpr bool checkpoints = true;
+    static constexpr bool checkpoints = true, residuals = false;
+};
+struct save_everything {
+    static constexpr bool checkpoints = false, residuals = true;
 };
 template <class T>
-using is_save_policy = std::bool_constant<std::is_same_v<T, save_carries> || std::is_same_v<T, save_sqrt>>;
+using is_save_policy =
+    std::bool_constant<std::is_same_v<T, save_carries> || std::is_same_v<T, save_sqrt> || std::is_same_v<T, save_everything>>;
 // The steps between two checkpoints, and the checkpoints of T steps.
 inline long checkpoint_every(long steps) {
     long k = 1;
@@ -269,6 +275,14 @@ constexpr extent block_extent(long elements) {
     else return {M::cols > 0 ? elements / M::cols : 0, M::cols};
 }
 
+// The loop_var tag of a derivative loop's parameters (the loop's definition is its argument), and of the
+// seeds of the reverse pass a backward loop is built from (numbered on their own, renumbered after).
+template <class Def>
+struct derivative_tag {};
+template <class Def>
+struct seed_tag {};
+template <class M>
+inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scalar>;
 // How a loop definition knows its number of steps (its `length`): from its scanned leaves, fixed at compile
 // time (a value >= 0: kiln::length<N>), or from a traced integer, the loop's last operand (after the captured
 // values; fori_loop with traced bounds).
@@ -311,9 +325,7 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     using traced_outputs = boost::mp11::mp_append<typename result::carry, typename result::ys>;
     using carry_tree = InitTree;
     using ys_tree = typename result::ys_tree;
-    static constexpr std::size_t num_ys = boost::mp11::mp_size<typename result::ys>::value;
-    template <std::size_t J>
-    using y_meta = strong_meta<typename info<boost::mp11::mp_at_c<typename result::ys, J>>::operand_meta>;
+    static constexpr std::size_t num_user_ys = boost::mp11::mp_size<typename result::ys>::value;
 
     // What it captures, and the body's graph on parameters only.
     using own_set = boost::mp11::mp_apply<inherit_set, own>;
@@ -335,10 +347,60 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     };
     template <class N>
     using rewritten = typename loop_rewrite<N, rewrite_context>::type;
-    using body_outputs = boost::mp11::mp_transform<rewritten, traced_outputs>;
+    using traced_body = boost::mp11::mp_transform<rewritten, traced_outputs>;
     static constexpr std::size_t num_captured = boost::mp11::mp_size<captured>::value;
     template <std::size_t C>
     using captured_meta = strong_meta<typename info<boost::mp11::mp_at_c<captured, C>>::operand_meta>;
+
+    // Under kiln::checkpoint::everything, the values of the body that its vjp reads (residuals): the loop
+    // saves them at every step, as per-step outputs after the user's (stored by columns, never shown), and
+    // the backward loop reads them instead of recomputing them. They are the computed nodes that depend on
+    // the carries or the slices (not loop invariants) and are read by a node of the vjp that is not one of
+    // the body's; the new carries aside (the backward loop forwards those). Found with the reverse pass of
+    // every floating output, once.
+    template <class Outs, bool Saves = Policy::residuals>
+    struct residuals_of {
+        using type = mp_list<>;
+    };
+    template <class Outs>
+    struct residuals_of<Outs, true> {
+        template <class I>
+        using seed_at = std::conditional_t<floating_meta<typename info<boost::mp11::mp_at<Outs, I>>::operand_meta>,
+                                           loop_param<seed_tag<traced_loop>, I::value,
+                                                      strong_meta<typename info<boost::mp11::mp_at<Outs, I>>::operand_meta>>,
+                                           zero>;
+        template <class I>
+        using captured_param = loop_param<Body, num_carry + num_xs + I::value, captured_meta<I::value>>;
+        template <class P>
+        using floating_param = std::bool_constant<floating_meta<typename info<P>::operand_meta>>;
+        using wrt = boost::mp11::mp_copy_if<
+            boost::mp11::mp_append<own, boost::mp11::mp_transform<captured_param, boost::mp11::mp_iota_c<num_captured>>>, floating_param>;
+        using pass = reverse_pass<Outs, boost::mp11::mp_transform<seed_at, boost::mp11::mp_iota<boost::mp11::mp_size<Outs>>>, wrt>;
+        template <class P>
+        using adjoint = typename pass::template of<P>::type;
+        template <class N>
+        using nonzero = std::bool_constant<!is_zero<N>>;
+        using adjoints = boost::mp11::mp_copy_if<boost::mp11::mp_transform<adjoint, wrt>, nonzero>;
+        using body_topo = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, Outs>>::type;
+        template <class N>
+        using in_body = boost::mp11::mp_contains<body_topo, N>;
+        using vjp_nodes = boost::mp11::mp_remove_if<
+            typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type, in_body>;
+        template <class N>
+        using residual = std::bool_constant<in_body<N>::value && info<N>::kind == node_kind::computed &&
+                                            loop_depends<N, own_set>::value &&
+                                            !boost::mp11::mp_contains<boost::mp11::mp_take_c<Outs, num_carry>, N>::value>;
+        template <class N>
+        using children_of = typename info<N>::children;
+        using type = boost::mp11::mp_unique<boost::mp11::mp_copy_if<
+            boost::mp11::mp_apply<boost::mp11::mp_append, boost::mp11::mp_transform<children_of, vjp_nodes>>, residual>>;
+    };
+    using residuals = typename residuals_of<traced_body>::type;
+    using body_outputs = boost::mp11::mp_append<traced_body, residuals>;
+    static constexpr std::size_t num_residuals = boost::mp11::mp_size<residuals>::value;
+    static constexpr std::size_t num_ys = num_user_ys + num_residuals;
+    template <std::size_t J>
+    using y_meta = strong_meta<typename info<boost::mp11::mp_at_c<boost::mp11::mp_drop_c<body_outputs, num_carry>, J>>::operand_meta>;
 
     // The compile-time checks, first failing group only.
     static constexpr long static_length = [] {
@@ -346,9 +408,10 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         ((t = t >= 0 ? t : Xs::rows), ...);
         return t;
     }();
-    // How per-step output J is stacked: by rows.
+    // How per-step output J is stacked: by rows; a residual by columns.
     template <std::size_t J>
-    using y_leaf = scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>;
+    using y_leaf = std::conditional_t<(J < num_user_ys), scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>,
+                                      scanned_leaf<block_meta<y_meta<J>, static_length>, y_meta<J>, true>>;
     template <std::size_t... K>
     static constexpr bool carries_keep_type(std::index_sequence<K...>) {
         return (raise_if<!(std::is_same_v<typename Carry::scalar,
@@ -391,11 +454,11 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
             return raise_if<true, diagnostic::scan_carry_structure, InitTree, typename result::carry_tree>::ok;
         } else if constexpr (!carries_keep_type(std::index_sequence_for<Carry...>{})) {
             return false;
-        } else if constexpr (Length == length_traced && num_ys > 0) {
+        } else if constexpr (Length == length_traced && num_user_ys > 0) {
             return raise_if<true, diagnostic::scan_traced_length_outputs, diagnostic::leaf<0>,
                             operand_description<y_meta<0>>>::ok;
         } else {
-            return outputs_stack(std::make_index_sequence<num_ys>{});
+            return outputs_stack(std::make_index_sequence<num_user_ys>{});
         }
     }
 };
@@ -425,14 +488,6 @@ struct substitute<node<P, Children...>, Map, At, false> {
     using type = node<P, typename substitute<Children, Map>::type...>;
 };
 
-// The loop_var tag of a derivative loop's parameters (the loop's definition is its argument), and of the
-// seeds of the reverse pass a backward loop is built from (numbered on their own, renumbered after).
-template <class Def>
-struct derivative_tag {};
-template <class Def>
-struct seed_tag {};
-template <class M>
-inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scalar>;
 // The positions of the true entries of Flags (an mp_list of bool constants) among themselves: -1 for false.
 template <std::size_t N>
 struct positions {
@@ -491,6 +546,10 @@ struct backward_loop {
     static constexpr long length = Fwd::length == length_traced ? 0 : Fwd::length;
     // Under kiln::checkpoint::sqrt, the forward loop saved checkpoints: this loop runs the forward steps again.
     static constexpr bool checkpoints = false, recomputes = Fwd::checkpoints, fwd_reverse = FwdReverse;
+    using residuals = mp_list<>;
+    static constexpr std::size_t num_residuals = 0;
+    // Under kiln::checkpoint::everything, the forward loop's residuals: its last per-step outputs.
+    static constexpr std::size_t fres = Fwd::num_residuals;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -615,14 +674,25 @@ struct backward_loop {
     // Where each parameter of the backward body is.
     static constexpr std::size_t first_forwarded = carry_pos.count + captured_pos.count;
     static constexpr std::size_t num_carry = first_forwarded + forward_pos.count;
-    static constexpr std::size_t first_saved = num_carry, first_xs = first_saved + fc,
-                                 first_y_ct = first_xs + fx, first_saved_ct = first_y_ct + y_ct_pos.count,
-                                 num_scanned = fc + fx + y_ct_pos.count + saved_ct_pos.count,
+    static constexpr std::size_t first_saved = num_carry, first_xs = first_saved + fc, first_residual = first_xs + fx,
+                                 first_y_ct = first_residual + fres, first_saved_ct = first_y_ct + y_ct_pos.count,
+                                 num_scanned = fc + fx + fres + y_ct_pos.count + saved_ct_pos.count,
                                  first_captured = num_carry + num_scanned;
     template <std::size_t I, class M>
     using bparam = loop_param<tag, I, M>;
     template <long P>
     static constexpr std::size_t at = static_cast<std::size_t>(P < 0 ? 0 : P);
+
+    // The residuals' storage (the forward loop's last fres per-step outputs), read as scanned leaves, and the
+    // parameters that stand for them.
+    template <class Seq>
+    struct residual_lists;
+    template <std::size_t... R>
+    struct residual_lists<std::index_sequence<R...>> {
+        using leaves = mp_list<typename F::template y_leaf<fy - fres + R>...>;
+        using substitution = mp_list<mp_list<boost::mp11::mp_at_c<typename Fwd::residuals, R>,
+                                             bparam<first_residual + R, typename F::template y_meta<fy - fres + R>>>...>;
+    };
 
     // Descriptions.
     template <class Seq>
@@ -635,14 +705,16 @@ struct backward_loop {
             boost::mp11::mp_append<std::conditional_t<(forward_pos.at[K] >= 0), mp_list<fcarry<K>>, mp_list<>>...>>;
         using scanned = boost::mp11::mp_append<
             mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true, recomputes>...>,
-            mp_list<typename F::template leaf<J>...>,
+            mp_list<typename F::template leaf<J>...>, typename residual_lists<std::make_index_sequence<fres>>::leaves,
             boost::mp11::mp_append<std::conditional_t<(y_ct_pos.at[Y] >= 0), mp_list<typename F::template y_leaf<Y>>,
                                                       mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(saved_ct_pos.at[K] >= 0),
                                                       mp_list<scanned_leaf<typename F::template result_meta<fc + fy + K>, fcarry<K>, true>>,
                                                       mp_list<>>...>>;
-        // What the forward body's parameters, the seeds and the forwarded new carries become in the backward body.
+        // What the forward body's parameters, the seeds, the forwarded new carries and the residuals become in
+        // the backward body.
         using substitution = boost::mp11::mp_append<
+            typename residual_lists<std::make_index_sequence<fres>>::substitution,
             mp_list<mp_list<fparam<K, fcarry<K>>, bparam<first_saved + K, fcarry<K>>>...,
                     mp_list<fparam<fc + J, fslice<J>>, bparam<first_xs + J, fslice<J>>>...,
                     mp_list<fparam<fc + fx + C, fcaptured<C>>, bparam<first_captured + C, fcaptured<C>>>...>,
@@ -731,6 +803,8 @@ struct tangent_loop {
     using tag = derivative_tag<tangent_loop>;
     static constexpr long length = Fwd::length;  // a traced length stays its last operand
     static constexpr bool checkpoints = false, recomputes = false;
+    using residuals = mp_list<>;
+    static constexpr std::size_t num_residuals = 0;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
     template <std::size_t K>
     using fcarry = typename F::template carry_meta<K>;
@@ -1464,6 +1538,12 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
     using saved = typename make_node<scan_result_p<F, fc + fy + K>, tracer<S>, tracer<Ops>...>::kiln_expr;
     template <std::size_t K>
     using final_carry = typename make_node<scan_result_p<F, K>, tracer<S>, tracer<Ops>...>::kiln_expr;
+    template <class Seq>
+    struct residual_results;
+    template <std::size_t... Q>
+    struct residual_results<std::index_sequence<Q...>> {
+        using type = mp_list<typename make_node<scan_result_p<F, fc + fy - D::fres + Q>, tracer<S>, tracer<Ops>...>::kiln_expr...>;
+    };
 
     template <class Seq>
     struct operands_of;
@@ -1473,7 +1553,7 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
             boost::mp11::mp_append<std::conditional_t<(D::carry_pos.at[K] >= 0), mp_list<carry_init<K>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<zeros_like_node<op<fc + fx + C>>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::forward_pos.at[K] >= 0), mp_list<final_carry<K>>, mp_list<>>...>,
-            mp_list<saved<K>...>, mp_list<op<fc + J>...>,
+            mp_list<saved<K>...>, mp_list<op<fc + J>...>, typename residual_results<std::make_index_sequence<D::fres>>::type,
             boost::mp11::mp_append<std::conditional_t<(D::y_ct_pos.at[Y] >= 0), mp_list<ct<fc + Y>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::saved_ct_pos.at[K] >= 0), mp_list<ct<fc + fy + K>>, mp_list<>>...>,
             mp_list<op<fc + fx + C>...>>;
@@ -1536,12 +1616,15 @@ inline constexpr reverse_t reverse{};
 // What kiln::scan saves for reverse mode (kiln::scan(body, init, xs, kiln::checkpoint::sqrt)):
 // - carries (the default): the carry each step starts from, T carries; the backward step recomputes from it
 //   what the vjp reads (but a new carry, which it takes from the next step's);
+// - everything: the carries and every value of the body its vjp reads; the backward step recomputes
+//   nothing (the fastest; memory: T times those values too);
 // - sqrt: the carry of one step in every ceil(sqrt(T)), about 2 sqrt(T) carries in all; the backward loop
 //   runs each segment's forward steps again (one more forward step per step). For long loops whose saved
 //   carries would not fit; differentiable once (grad, vjp), not twice.
 namespace checkpoint {
 inline constexpr detail::save_carries carries{};
 inline constexpr detail::save_sqrt sqrt{};
+inline constexpr detail::save_everything everything{};
 }  // namespace checkpoint
 
 namespace detail {
@@ -1591,13 +1674,12 @@ constexpr auto scan_impl() {
 // this file for what a slice of xs is and how the ys are stacked. In the place of xs, kiln::length<N> runs N
 // steps and gives the body kiln::none for its slice. Options, after xs, in any order: kiln::reverse runs the
 // steps from the last to the first (ys are still stacked in step order); kiln::checkpoint::carries (the
-// default) or kiln::checkpoint::sqrt say what reverse mode saves.
+// default), kiln::checkpoint::everything or kiln::checkpoint::sqrt say what reverse mode saves.
 template <class Body, class Init, class Xs, class... Options>
 constexpr auto scan(Body const&, Init const&, Xs const&, Options const&...) {
-    static_assert(((std::is_same_v<Options, reverse_t> || std::is_same_v<Options, detail::save_carries> ||
-                    std::is_same_v<Options, detail::save_sqrt>) && ...),
-                  "kiln: scan: the options after xs are kiln::reverse and one of kiln::checkpoint::carries and "
-                  "kiln::checkpoint::sqrt");
+    static_assert(((std::is_same_v<Options, reverse_t> || detail::is_save_policy<Options>::value) && ...),
+                  "kiln: scan: the options after xs are kiln::reverse and one of kiln::checkpoint::carries, "
+                  "kiln::checkpoint::sqrt and kiln::checkpoint::everything");
     using policy = boost::mp11::mp_back<boost::mp11::mp_copy_if<boost::mp11::mp_list<detail::save_carries, Options...>, detail::is_save_policy>>;
     return detail::scan_impl<(std::is_same_v<Options, reverse_t> || ...), policy, Body, Init, Xs>();
 }
