@@ -815,19 +815,58 @@ struct tangent_loop {
     template <std::size_t I>
     static constexpr bool has_tangent = ((Mask >> I) & 1) != 0;
 
-    // Every floating carry has a tangent (it may become nonzero inside the loop); xs leaves and captured
-    // values when theirs is given; every floating per-step output.
-    static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
-        return positions_of<floating_meta<fcarry<K>>...>();
-    }(std::make_index_sequence<fc>{});
+    // Which values have a tangent: xs leaves and captured values when theirs is given; a carry when its
+    // initial value's is given, or when the body makes it depend on one that has (a fixpoint over the
+    // carries, as JAX's; a carry whose tangent stays structurally zero is not carried); a per-step output
+    // when it depends on one of them.
     static constexpr auto xs_pos = []<std::size_t... J>(std::index_sequence<J...>) {
         return positions_of<(floating_meta<fslice<J>> && has_tangent<fc + J>)...>();
     }(std::make_index_sequence<fx>{});
     static constexpr auto captured_pos = []<std::size_t... C>(std::index_sequence<C...>) {
         return positions_of<(floating_meta<fcaptured<C>> && has_tangent<fc + fx + C>)...>();
     }(std::make_index_sequence<fcap>{});
+    template <std::size_t I, class M>
+    using probe_param = loop_param<seed_tag<tangent_loop>, I, M>;
+    // The forward body's outputs that have a tangent when the carries of Set (bit k: carry k) have one.
+    template <std::uint64_t Set, class Seq>
+    struct reached;
+    template <std::uint64_t Set, std::size_t... K, std::size_t... J, std::size_t... C>
+    struct reached<Set, mp_list<std::index_sequence<K...>, std::index_sequence<J...>, std::index_sequence<C...>>> {
+        using wrt = boost::mp11::mp_append<
+            boost::mp11::mp_append<std::conditional_t<((Set >> K) & 1) != 0, mp_list<loop_param<typename Fwd::tag, K, fcarry<K>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(xs_pos.at[J] >= 0), mp_list<loop_param<typename Fwd::tag, fc + J, fslice<J>>>, mp_list<>>...>,
+            boost::mp11::mp_append<std::conditional_t<(captured_pos.at[C] >= 0),
+                                                      mp_list<loop_param<typename Fwd::tag, fc + fx + C, fcaptured<C>>>, mp_list<>>...>>;
+        template <class P>
+        using probe_of = probe_param<boost::mp11::mp_find<wrt, P>::value, strong_meta<typename info<P>::operand_meta>>;
+        using pass = forward_pass<typename Fwd::body_outputs, wrt, boost::mp11::mp_transform<probe_of, wrt>>;
+        template <std::size_t O>
+        static constexpr bool has = !is_zero<typename pass::template of<boost::mp11::mp_at_c<typename Fwd::body_outputs, O>>> &&
+                                    floating_meta<strong_meta<typename info<boost::mp11::mp_at_c<typename Fwd::body_outputs, O>>::operand_meta>>;
+        template <std::size_t... O>
+        static constexpr std::uint64_t mask(std::index_sequence<O...>) {
+            return ((has<O> ? std::uint64_t{1} << O : std::uint64_t{0}) | ... | std::uint64_t{0});
+        }
+        static constexpr std::uint64_t carries = Set | mask(std::make_index_sequence<fc>{});
+        static constexpr std::uint64_t outputs = mask(std::make_index_sequence<fc + fy>{});
+    };
+    using index_seqs = mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>;
+    template <std::uint64_t Set, std::uint64_t Next = reached<Set, index_seqs>::carries>
+    struct fixpoint : fixpoint<Next> {};
+    template <std::uint64_t Set>
+    struct fixpoint<Set, Set> {
+        static constexpr std::uint64_t carries = Set;
+    };
+    static constexpr std::uint64_t given = []<std::size_t... K>(std::index_sequence<K...>) {
+        return (((floating_meta<fcarry<K>> && has_tangent<K>) ? std::uint64_t{1} << K : std::uint64_t{0}) | ... | std::uint64_t{0});
+    }(std::make_index_sequence<fc>{});
+    static constexpr std::uint64_t tangent_carries = fixpoint<given>::carries;
+    static constexpr std::uint64_t tangent_outputs = reached<tangent_carries, index_seqs>::outputs;
+    static constexpr auto carry_pos = []<std::size_t... K>(std::index_sequence<K...>) {
+        return positions_of<(((tangent_carries >> K) & 1) != 0)...>();
+    }(std::make_index_sequence<fc>{});
     static constexpr auto y_pos = []<std::size_t... J>(std::index_sequence<J...>) {
-        return positions_of<floating_meta<typename F::template y_meta<J>>...>();
+        return positions_of<(((tangent_outputs >> (fc + J)) & 1) != 0)...>();
     }(std::make_index_sequence<fy>{});
 
     static constexpr std::size_t num_carry = fc + carry_pos.count, first_xs = num_carry,
