@@ -409,6 +409,10 @@ template <class Loop, class Cotangents, class Node, class... Operands>
 struct backward_node;
 template <class Loop, class Node, class Operands, class Tangents>
 struct tangent_node;
+template <class Loop, class Y, class... Ops>
+struct batched_scan;  // vmap: detail/loop/batch.hpp
+template <std::size_t K, class BatchedLoop>
+struct batched_scan_result;
 
 // The backward loop of the forward loop Fwd (run in FwdReverse), for the results whose cotangent is not
 // structurally zero (bit k of Mask: result k). Parameters: carry = the cotangents of the floating carries,
@@ -947,6 +951,11 @@ struct scan_p : primitive_base {
                                          mp_list<typename expr_of<boost::mp11::mp_at_c<all, I>>::type...>>::type{};
         }(std::make_index_sequence<n>{});
     }
+    // vmap: a loop over the batched body (batched_loop, detail/loop/batch.hpp).
+    template <class Y, class... Ops>
+    static constexpr auto batch(Y, Ops...) {
+        return batched_scan<scan_p, Y, Ops...>::make();
+    }
 };
 
 // Result K of the loop Loop (a scan_p): the node's operands are the loop and the loop's own operands, read
@@ -1001,6 +1010,11 @@ struct scan_result_p : primitive_base {
             else return tracer<entry>{};
         }
     };
+    // vmap: result K of the batched loop (detail/loop/batch.hpp).
+    template <class Y, class L, class... Ops>
+    static constexpr auto batch(Y, L, Ops...) {
+        return typename batched_scan_result<K, typename L::phys::kiln_expr>::type{};
+    }
     // The loop's cotangent from this result's: entry K of its cotangents.
     template <std::size_t J, class Ct, class Y, class... Operands>
     static constexpr auto vjp(Ct, Y, Operands...) {
@@ -1177,5 +1191,7 @@ constexpr auto scan(Body const&, Init const&, Xs const&) {
 }
 
 }  // namespace kiln
+
+#include <kiln/detail/loop/batch.hpp>  // vmap of a loop
 
 #endif
