@@ -18,7 +18,9 @@
 //   matrix: vmap_batched_rank names scan_result when it is read); the saved carries of a batched carry: one
 //   step per column of the batched carry ((B or n B) x T), read only by the derivative loops' batched forms.
 // Results that are the same for every example (an unbatched carry, an output that does not depend on the
-// examples) stay unbatched: the batched loop computes them once.
+// examples) stay unbatched: the batched loop computes them once. A carry whose batched body fails (it would
+// be a matrix per example) and that no other output reads is dropped: carried unchanged, an error only
+// when its result is read (a derivative loop sums the cotangents of every captured value, asked for or not).
 //
 // Each result node (scan_result_p) is batched by picking the same result of the batched loop, with the batch
 // axis the loop's layout gives it (scan_result_p::batch). The derivative loops (backward_loop, tangent_loop)
@@ -142,12 +144,17 @@ struct batched_loop {
     static constexpr bool valid = []<std::size_t... O>(std::index_sequence<O...>) {
         return ((out<O>::axis != failed_axis || (O < fc && dropped<(O < fc ? O : 0)>)) && ... && true);
     }(std::make_index_sequence<fc + fy>{});
-    // Whether an output other than carry K's new value reads carry K (Def's body).
+    // Whether an output other than carry K's new value reads carry K (Def's body); asked of failed carries only.
     template <std::size_t K>
-    static constexpr bool read_by_others = []<std::size_t... O>(std::index_sequence<O...>) {
-        return ((O != K && loop_depends<boost::mp11::mp_at_c<typename Def::body_outputs, O>, inherit_set<fparam<K, fcarry<K>>>>::value) ||
-                ... || false);
-    }(std::make_index_sequence<fc + fy>{});
+    struct read_by_others {
+        static constexpr bool value = []<std::size_t... O>(std::index_sequence<O...>) {
+            return ((O != K && loop_depends<boost::mp11::mp_at_c<typename Def::body_outputs, O>, inherit_set<fparam<K, fcarry<K>>>>::value) ||
+                    ... || false);
+        }(std::make_index_sequence<fc + fy>{});
+    };
+    template <std::size_t K>
+    static constexpr bool droppable =
+        std::conditional_t<((carries_failed >> K) & 1) != 0, std::negation<read_by_others<K>>, std::false_type>::value;
 
     // The batched body's outputs, laid out as the loop's parameters are; built only for the last round.
     template <class N>
@@ -231,10 +238,10 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured;
     template <std::size_t I>
     using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
+    static_assert(sizeof...(Ops) <= 64, "kiln: vmap of a scan with more than 64 operands (carries, xs and captured values)");
     static constexpr std::uint64_t given = []<std::size_t... I>(std::index_sequence<I...>) {
         return ((op<I>::axis >= 0 ? std::uint64_t{1} << I : std::uint64_t{0}) | ... | std::uint64_t{0});
     }(std::index_sequence_for<Ops...>{});
-    static_assert(sizeof...(Ops) <= 64, "kiln: vmap of a scan with more than 64 operands (carries, xs and captured values)");
     // Where the batch size is read: the first batched operand whose layout says where its examples are
     // (not a loop's storage of batched vector steps, which holds n B values per step), else such a storage.
     template <std::size_t I>
@@ -328,8 +335,8 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
         return []<std::size_t... J>(std::index_sequence<J...>) {
             return ((raise_if<xs_problem<J>() == 1, diagnostic::vmap_batched_rank, F,
                               operand_description<typename info<typename op<fc + J>::example::kiln_expr>::operand_meta>>::ok &&
-                     raise_if<xs_problem<J>() == 2, diagnostic::scan_reverse_dynamic_matrix_carry, diagnostic::leaf<J>,
-                              operand_description<loop_batched_meta<typename F::template leaf<J>::slice, dynamic>>>::ok) &&
+                     raise_if<xs_problem<J>() == 2, diagnostic::vmap_scan_dynamic_carry, diagnostic::leaf<J>,
+                              operand_description<typename F::template leaf<J>::slice>>::ok) &&
                     ... && true);
         }(std::make_index_sequence<fx>{});
     }
@@ -373,9 +380,7 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
             using D0 = typename fixpoint<given>::type;
             // Carries that failed and that nothing else reads are dropped (unbatched, unchanged).
             constexpr std::uint64_t dropped = []<std::size_t... K>(std::index_sequence<K...>) {
-                return (((D0::carries_failed >> K) & 1 && op<K>::axis < 0 && !D0::template read_by_others<K>
-                             ? std::uint64_t{1} << K
-                             : std::uint64_t{0}) |
+                return ((op<K>::axis < 0 && D0::template droppable<K> ? std::uint64_t{1} << K : std::uint64_t{0}) |
                         ... | std::uint64_t{0});
             }(std::make_index_sequence<fc>{});
             using D = std::conditional_t<dropped == 0, D0, batched_loop<Def, R, descriptions, (given | D0::carries_out) & ~dropped, dropped>>;
