@@ -128,6 +128,32 @@ TEST(ScanVmap, FixedSizes) {
     for (Eigen::Index b = 0; b < 4; ++b) EXPECT_NEAR(r(b), one(h0, W, Eigen::Vector3d(U.col(b)), v, xs), 1e-13) << b;
 }
 
+// Examples along rows: a batch of 1 x 3 row carries is B x 3 in the loop; out_axes<1> puts the examples
+// of the final carries in columns.
+TEST(ScanVmap, RowCarries) {
+    rnn_data const d;
+    Eigen::MatrixXd const H0 = d.H0.transpose();  // 4 x 3: one row per example
+    auto const f = [](auto const& h0, auto const& W, auto const& xs) {
+        auto step = [&](auto const& h, auto const& x) {
+            auto h1 = kiln::tanh(kiln::matmul(h, W) + x);
+            return std::pair(h1, kiln::sum(h1));
+        };
+        auto [h, ys] = kiln::scan(step, h0, xs);
+        return std::pair(h, kiln::sum(ys));
+    };
+    auto const [h, s] = kiln::jit(kiln::vmap(f, kiln::in_axes<0, kiln::none, kiln::none>, kiln::out_axes<1>))(H0, d.W, d.xs);
+    ASSERT_EQ(h.rows(), 3);
+    ASSERT_EQ(h.cols(), 4);
+    ASSERT_EQ(s.rows(), 1);
+    ASSERT_EQ(s.cols(), 4);
+    auto const one = kiln::jit(f);
+    for (Eigen::Index b = 0; b < 4; ++b) {
+        auto const [h1, s1] = one(Eigen::RowVectorXd(H0.row(b)), d.W, d.xs);
+        expect_close(Eigen::MatrixXd(h.col(b).transpose()), h1, 1e-14);
+        EXPECT_NEAR(s(0, b), s1, 1e-13) << b;
+    }
+}
+
 // Four carries, none batched at first: c2 takes the batched x, c1 reads c2, c0 reads c1 (three rounds of the
 // fixpoint), and c3, a counter, stays the same for every example.
 auto const chain = [](auto const& xs, auto const& w) {
