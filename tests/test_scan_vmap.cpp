@@ -154,6 +154,42 @@ TEST(ScanVmap, RowCarries) {
     }
 }
 
+// A fixed batch of fixed carries over fixed steps: the loop's storage of them (16 x 32 x 50 values saved for
+// reverse mode, 50 x 32 stacked outputs) is held in dynamic matrices rather than on the stack; values and
+// per-example gradients with respect to u as with a loop of jit.
+TEST(ScanVmap, LargeFixedBatch) {
+    constexpr int H = 16, T = 50, B = 32;
+    Eigen::Matrix<double, H, H> W;
+    Eigen::Matrix<double, H, 1> u;
+    Eigen::Matrix<double, T, B> xs;
+    for (int i = 0; i < H; ++i) {
+        u(i) = std::sin(double(i));
+        for (int j = 0; j < H; ++j) W(i, j) = 0.2 * std::cos(double(3 * i + j));
+    }
+    for (int t = 0; t < T; ++t)
+        for (int b = 0; b < B; ++b) xs(t, b) = std::sin(0.1 * double(t) + 0.7 * double(b));
+    auto const f = [](auto const& W, auto const& u, auto const& xs) {
+        auto step = [&](auto const& h, auto const& x) {
+            auto h1 = kiln::tanh(kiln::matmul(W, h) + u * x);
+            return std::pair(h1, kiln::sum(h1));
+        };
+        auto [h, ys] = kiln::scan(step, kiln::zeros<H>(), xs);
+        return kiln::sum(h) + kiln::sum(ys);
+    };
+    auto const r = kiln::jit(kiln::vmap(f, kiln::in_axes<kiln::none, kiln::none, 1>))(W, u, xs);
+    auto const gu = kiln::jit(kiln::vmap(kiln::grad(f, kiln::argnums<1>), kiln::in_axes<kiln::none, kiln::none, 1>, kiln::out_axes<1>))(W, u, xs);
+    static_assert(decltype(r)::RowsAtCompileTime == B);
+    ASSERT_EQ(gu.rows(), H);
+    ASSERT_EQ(gu.cols(), B);
+    auto const one = kiln::jit(f);
+    auto const one_grad = kiln::jit(kiln::grad(f, kiln::argnums<1>));
+    for (int b = 0; b < B; ++b) {
+        Eigen::Matrix<double, T, 1> const x = xs.col(b);
+        EXPECT_NEAR(r(b), one(W, u, x), 1e-12) << b;
+        expect_close(Eigen::MatrixXd(gu.col(b)), one_grad(W, u, x), 1e-12);
+    }
+}
+
 // Four carries, none batched at first: c2 takes the batched x, c1 reads c2, c0 reads c1 (three rounds of the
 // fixpoint), and c3, a counter, stays the same for every example.
 auto const chain = [](auto const& xs, auto const& w) {

@@ -188,9 +188,11 @@ int compute_extent(std::array<extent, N>& ext, Args const& args) {
         ext[I] = detail::param_extent<typename In::path, meta_at<K, I>>(args);
     } else if constexpr (In::kind == node_kind::constant) {
         ext[I] = {1, 1};
-    } else if constexpr (node_eval<K, I>::all_static) {
-        // Every operand's extents are fixed: the rule already checked them at compile time, and no
-        // error path is instantiated.
+    } else if constexpr (node_eval<K, I>::all_static && meta_at<K, I>::rows >= 0 && meta_at<K, I>::cols >= 0) {
+        // Every operand's extents are fixed, and the node's: the rule already checked them at compile time,
+        // and no error path is instantiated. (A node may have dynamic extents on fixed operands: a batched
+        // loop stores a fixed batch over fixed steps in a dynamic matrix when a fixed one would not fit the
+        // stack, detail/loop/batch.hpp.)
         ext[I] = {meta_at<K, I>::rows, meta_at<K, I>::cols};
     } else {
         shape_check const check = node_eval<K, I>::shape(ext);

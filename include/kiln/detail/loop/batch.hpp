@@ -59,6 +59,12 @@ using loop_batched_meta = std::conditional_t<
     std::conditional_t<loop_batch_axis<M> == 1, meta<typename M::scalar, 2, M::rows, B, false>,
                        meta<typename M::scalar, 2, B, M::cols, false>>>;
 
+// The batch extent B of a value whose T steps of `elements` values each a loop stores (stacked outputs, saved
+// carries): B itself, or dynamic when the storage would be a fixed-size matrix too large for the stack
+// (Eigen's limit is 128 KB; a fixed batch of fixed carries over fixed T multiplies one example's storage).
+template <long B, long Elements, long T>
+inline constexpr long stored_batch = (B >= 0 && Elements >= 0 && T >= 0 && B * Elements * T > 4096) ? dynamic : B;
+
 // A value batched along A (a tracer), laid out along B: transposed when A is the other axis.
 template <int B, int A, class X>
 constexpr auto laid_out(X const& x) {
@@ -209,7 +215,8 @@ struct batched_loop {
         } else {
             using M = strong<boost::mp11::mp_at_c<body_outputs, fc + J>>;
             if constexpr (F::template y_meta<J>::rank == 0)
-                return std::type_identity<scanned_leaf<meta<typename M::scalar, 2, F::static_length, M::rows, false>, M, false>>{};
+                return std::type_identity<
+                    scanned_leaf<meta<typename M::scalar, 2, F::static_length, stored_batch<M::rows, 1, F::static_length>, false>, M, false>>{};
             else return std::type_identity<scanned_leaf<block_meta<M, F::static_length>, M, true>>{};
         }
     }
@@ -293,8 +300,15 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     template <std::size_t I>
     static constexpr auto description() {
         if constexpr (I < fc) {
-            if constexpr (op<I>::axis >= 0) return std::type_identity<strong<laid_node<I>>>{};
-            else return std::type_identity<loop_batched_meta<typename F::template carry_meta<I>, batch_size>>{};
+            using C = typename F::template carry_meta<I>;
+            constexpr long elements = C::rank == 0 ? 1 : C::rows < 0 || C::cols < 0 ? dynamic : C::rows * C::cols;
+            if constexpr (op<I>::axis >= 0) {
+                using M = strong<laid_node<I>>;
+                constexpr long b = loop_batch_axis<C> == 0 ? M::rows : M::cols;
+                return std::type_identity<loop_batched_meta<C, stored_batch<b, elements, F::static_length>>>{};
+            } else {
+                return std::type_identity<loop_batched_meta<C, stored_batch<batch_size, elements, F::static_length>>>{};
+            }
         } else if constexpr (I < fc + fx) {
             using L = typename F::template leaf<I - fc>;
             using S = typename L::slice;
