@@ -65,6 +65,32 @@ using loop_batched_meta = std::conditional_t<
 template <long B, long Elements, long T>
 inline constexpr long stored_batch = (B >= 0 && Elements >= 0 && T >= 0 && B * Elements * T > 4096) ? dynamic : B;
 
+// A loop definition's options, with their defaults where the definition has none: its fixed length
+// (-1: from xs), whether it saves checkpoints only, whether it runs forward steps again (a backward loop
+// over checkpoints). Asked of the definition, never of a node.
+template <class Def>
+constexpr long loop_length() {
+    if constexpr (requires { Def::length; }) return Def::length;
+    else return -1;
+}
+template <class Def>
+constexpr bool loop_checkpoints() {
+    if constexpr (requires { Def::checkpoints; }) return Def::checkpoints;
+    else return false;
+}
+template <class Def>
+constexpr bool loop_recomputes() {
+    if constexpr (requires { Def::recomputes; }) return Def::recomputes;
+    else return false;
+}
+// Scanned leaf L stored as Stored, one step Slice, its other options (checkpoints) kept.
+template <class L, class Stored, class Slice>
+struct rebound_leaf;
+template <class S0, class Slice0, bool Blocks, bool... Options, class Stored, class Slice>
+struct rebound_leaf<scanned_leaf<S0, Slice0, Blocks, Options...>, Stored, Slice> {
+    using type = scanned_leaf<Stored, Slice, Blocks, Options...>;
+};
+
 // A value batched along A (a tracer), laid out along B: transposed when A is the other axis.
 template <int B, int A, class X>
 constexpr auto laid_out(X const& x) {
@@ -84,6 +110,9 @@ struct batched_loop {
     using F = scan_p<Def, Reverse>;
     using tag = derivative_tag<batched_loop>;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
+    // The loop's options are Def's (a traced length stays the loop's last operand, never batched).
+    static constexpr long length = loop_length<Def>();
+    static constexpr bool checkpoints = loop_checkpoints<Def>(), recomputes = false;
     template <std::size_t I>
     static constexpr bool batched_operand = ((Mask >> I) & 1) != 0;
     template <std::size_t K>
@@ -242,13 +271,17 @@ struct batched_scan;
 template <class Def, bool R, class Y, class... Ops>
 struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     using F = scan_p<Def, R>;
-    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured, np = fc + fx + fcap;
     template <std::size_t I>
     using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
-    static_assert(sizeof...(Ops) <= 64, "kiln: vmap of a scan with more than 64 operands (carries, xs and captured values)");
+    static_assert(np <= 64, "kiln: vmap of a scan with more than 64 operands (carries, xs and captured values)");
+    // The operands the body reads (the others, a traced length, pass through; they must not be batched).
     static constexpr std::uint64_t given = []<std::size_t... I>(std::index_sequence<I...>) {
         return ((op<I>::axis >= 0 ? std::uint64_t{1} << I : std::uint64_t{0}) | ... | std::uint64_t{0});
-    }(std::index_sequence_for<Ops...>{});
+    }(std::make_index_sequence<np>{});
+    static constexpr bool extra_batched = []<std::size_t... E>(std::index_sequence<E...>) {
+        return ((op<np + E>::axis >= 0) || ... || false);
+    }(std::make_index_sequence<sizeof...(Ops) - np>{});
     // Where the batch size is read: the first batched operand whose layout says where its examples are
     // (not a loop's storage of batched vector steps, which holds n B values per step), else such a storage.
     template <std::size_t I>
@@ -258,7 +291,7 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((found = found == sizeof...(Ops) && op<I>::axis >= 0 && !vector_steps<I> ? I : found), ...);
             ((any = any == sizeof...(Ops) && op<I>::axis >= 0 ? I : any), ...);
-        }(std::index_sequence_for<Ops...>{});
+        }(std::make_index_sequence<np>{});
         return found < sizeof...(Ops) ? found : any;
     }();
     using first_op = op<first>;
@@ -314,11 +347,13 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
             using S = typename L::slice;
             if constexpr (op<I>::axis < 0) return std::type_identity<L>{};
             else if constexpr (S::rank != 0)
-                return std::type_identity<scanned_leaf<strong<laid_node<I>>, loop_batched_meta<S, batch_size>, true>>{};
+                return std::type_identity<typename rebound_leaf<L, strong<laid_node<I>>, loop_batched_meta<S, batch_size>>::type>{};
             else if constexpr (L::blocks)
-                return std::type_identity<scanned_leaf<strong<laid_node<I>>, meta<typename S::scalar, 2, strong<laid_node<I>>::rows, 1, false>, true>>{};
+                return std::type_identity<
+                    typename rebound_leaf<L, strong<laid_node<I>>, meta<typename S::scalar, 2, strong<laid_node<I>>::rows, 1, false>>::type>{};
             else
-                return std::type_identity<scanned_leaf<strong<laid_node<I>>, meta<typename S::scalar, 2, strong<laid_node<I>>::cols, 1, false>, false>>{};
+                return std::type_identity<
+                    typename rebound_leaf<L, strong<laid_node<I>>, meta<typename S::scalar, 2, strong<laid_node<I>>::cols, 1, false>>::type>{};
         } else {
             return std::type_identity<strong<laid_node<I>>>{};
         }
@@ -329,7 +364,7 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     struct describe<std::index_sequence<I...>> {
         using type = mp_list<typename decltype(description<I>())::type...>;
     };
-    using descriptions = typename describe<std::index_sequence_for<Ops...>>::type;
+    using descriptions = typename describe<std::make_index_sequence<np>>::type;
 
     // What cannot be batched within rank 2: a scanned leaf whose steps are vectors, batched (one example's
     // xs would be a T x n matrix), unless it is a loop's own storage of vector steps (the saved carries),
@@ -382,12 +417,18 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     }
     template <class D, class Seq>
     struct operands;
-    template <class D, std::size_t... K, std::size_t... I>
-    struct operands<D, mp_list<std::index_sequence<K...>, std::index_sequence<I...>>> {
-        using type = mp_list<typename decltype(init<D, K>())::kiln_expr..., laid_node<fc + I>...>;
+    template <class D, std::size_t... K, std::size_t... I, std::size_t... E>
+    struct operands<D, mp_list<std::index_sequence<K...>, std::index_sequence<I...>, std::index_sequence<E...>>> {
+        using type = mp_list<typename decltype(init<D, K>())::kiln_expr..., laid_node<fc + I>...,
+                             typename op<np + E>::phys::kiln_expr...>;
     };
     static auto make() {
-        if constexpr (!xs_ok) {
+        if constexpr (extra_batched || loop_recomputes<Def>()) {
+            // A loop length that depends on the example; a backward loop that runs forward steps again from
+            // checkpoints (kiln::checkpoint::sqrt), which the batched loop does not know how to batch.
+            static_cast<void>(raise_if<true, diagnostic::vmap_no_rule, F, operand_description<typename info<typename Ops::example::kiln_expr>::operand_meta>...>::ok);
+            return batch_result<failed_axis, Y>{};
+        } else if constexpr (!xs_ok) {
             static_cast<void>(raise_xs());
             return batch_result<failed_axis, Y>{};
         } else {
@@ -402,7 +443,8 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
                 static_cast<void>(D::pass::ok::value);
                 return batch_result<failed_axis, Y>{};
             } else {
-                using ops = typename operands<D, mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx + fcap>>>::type;
+                using ops = typename operands<D, mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx + fcap>,
+                                                         std::make_index_sequence<sizeof...(Ops) - np>>>::type;
                 return batch_result<0, typename loop_node<scan_p<D, R>, ops>::loop>{};
             }
         }
