@@ -285,7 +285,12 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     // Where the batch size is read: the first batched operand whose layout says where its examples are
     // (not a loop's storage of batched vector steps, which holds n B values per step), else such a storage.
     template <std::size_t I>
-    static constexpr bool vector_steps = I >= fc && I < fc + fx && F::template leaf<(I >= fc && I < fc + fx ? I - fc : 0)>::slice::rank != 0;
+    static constexpr bool vector_steps_of() {
+        if constexpr (I >= fc && I < fc + fx) return F::template leaf<I - fc>::slice::rank != 0;
+        else return false;
+    }
+    template <std::size_t I>
+    static constexpr bool vector_steps = vector_steps_of<I>();
     static constexpr std::size_t first = [] {
         std::size_t found = sizeof...(Ops), any = sizeof...(Ops);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
