@@ -83,12 +83,11 @@ constexpr bool loop_recomputes() {
     if constexpr (requires { Def::recomputes; }) return Def::recomputes;
     else return false;
 }
-// Scanned leaf L stored as Stored, one step Slice, its other options (checkpoints) kept.
+// Scanned leaf L stored as Stored, one step Slice. (A leaf of checkpoints is read only by a backward loop that
+// runs steps again, which is not batched: make() below.)
 template <class L, class Stored, class Slice>
-struct rebound_leaf;
-template <class S0, class Slice0, bool Blocks, bool... Options, class Stored, class Slice>
-struct rebound_leaf<scanned_leaf<S0, Slice0, Blocks, Options...>, Stored, Slice> {
-    using type = scanned_leaf<Stored, Slice, Blocks, Options...>;
+struct rebound_leaf {
+    using type = scanned_leaf<Stored, Slice, L::blocks>;
 };
 
 // A value batched along A (a tracer), laid out along B: transposed when A is the other axis.
