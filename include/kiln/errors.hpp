@@ -569,6 +569,15 @@ struct scan_reverse_dynamic_matrix_carry {
                   "template arguments of kiln::diagnostic::scan_reverse_dynamic_matrix_carry below");
 };
 template <class Leaf, class Shape>
+struct vmap_scan_dynamic_carry {
+    static_assert(detail::fails<Leaf, Shape>,
+                  "kiln: vmap of a scan's derivative: the derivative loop reads back the carries each step started "
+                  "from, batched, by one example's length, which must be fixed: give this vector carry a fixed "
+                  "length (an Eigen::Vector3d example, an Eigen::Matrix<double, 3, Eigen::Dynamic> batch); the "
+                  "carry (its position in the carry's depth-first order) and one example's shape are the template "
+                  "arguments of kiln::diagnostic::vmap_scan_dynamic_carry below");
+};
+template <class Leaf, class Shape>
 struct scan_output_not_vector {
     static_assert(detail::fails<Leaf, Shape>,
                   "kiln: scan: a per-step output leaf is a matrix; the outputs of all steps are stacked as rows "

@@ -353,11 +353,11 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     using captured_meta = strong_meta<typename info<boost::mp11::mp_at_c<captured, C>>::operand_meta>;
 
     // Under kiln::checkpoint::everything, the values of the body that its vjp reads (residuals): the loop
-    // saves them at every step, as per-step outputs after the user's (stored by columns, never shown), and
-    // the backward loop reads them instead of recomputing them. They are the computed nodes that depend on
-    // the carries or the slices (not loop invariants) and are read by a node of the vjp that is not one of
-    // the body's; the new carries aside (the backward loop forwards those). Found with the reverse pass of
-    // every floating output, once.
+    // saves them at every step, as per-step outputs after the user's (never shown), and the backward loop
+    // reads them instead of recomputing them. They are the computed nodes that depend on the carries or the
+    // slices (not loop invariants), are scalars or vectors (a matrix is recomputed) and are read by a node of
+    // the vjp that is not one of the body's; the new carries aside (the backward loop forwards those). Found
+    // with the reverse pass of every floating output, once.
     template <class Outs, bool Saves = Policy::residuals>
     struct residuals_of {
         using type = mp_list<>;
@@ -388,7 +388,7 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
             typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type, in_body>;
         template <class N>
         using residual = std::bool_constant<in_body<N>::value && info<N>::kind == node_kind::computed &&
-                                            loop_depends<N, own_set>::value &&
+                                            stackable<typename info<N>::operand_meta> && loop_depends<N, own_set>::value &&
                                             !boost::mp11::mp_contains<boost::mp11::mp_take_c<Outs, num_carry>, N>::value>;
         template <class N>
         using children_of = typename info<N>::children;
@@ -408,10 +408,10 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         ((t = t >= 0 ? t : Xs::rows), ...);
         return t;
     }();
-    // How per-step output J is stacked: by rows; a residual by columns.
+    // How per-step output J is stacked: by rows (residuals too, which are never matrices: stored as the
+    // user's outputs are, they are batched as those are under vmap).
     template <std::size_t J>
-    using y_leaf = std::conditional_t<(J < num_user_ys), scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>,
-                                      scanned_leaf<block_meta<y_meta<J>, static_length>, y_meta<J>, true>>;
+    using y_leaf = scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>;
     template <std::size_t... K>
     static constexpr bool carries_keep_type(std::index_sequence<K...>) {
         return (raise_if<!(std::is_same_v<typename Carry::scalar,
@@ -525,6 +525,10 @@ template <class Loop, class Cotangents, class Node, class... Operands>
 struct backward_node;
 template <class Loop, class Node, class Operands, class Tangents>
 struct tangent_node;
+template <class Loop, class Y, class... Ops>
+struct batched_scan;  // vmap: detail/loop/batch.hpp
+template <std::size_t K, class BatchedLoop>
+struct batched_scan_result;
 
 // The backward loop of the forward loop Fwd (run in FwdReverse), for the results whose cotangent is not
 // structurally zero (bit k of Mask: result k). Parameters: carry = the cotangents of the floating carries,
@@ -1396,6 +1400,11 @@ struct scan_p : primitive_base {
                                          mp_list<typename expr_of<boost::mp11::mp_at_c<all, I>>::type...>>::type{};
         }(std::make_index_sequence<n>{});
     }
+    // vmap: a loop over the batched body (batched_loop, detail/loop/batch.hpp).
+    template <class Y, class... Ops>
+    static constexpr auto batch(Y, Ops...) {
+        return batched_scan<scan_p, Y, Ops...>::make();
+    }
 };
 
 // Result K of the loop Loop (a scan_p): the node's operands are the loop and the loop's own operands, read
@@ -1452,6 +1461,11 @@ struct scan_result_p : primitive_base {
             else return tracer<entry>{};
         }
     };
+    // vmap: result K of the batched loop (detail/loop/batch.hpp).
+    template <class Y, class L, class... Ops>
+    static constexpr auto batch(Y, L, Ops...) {
+        return typename batched_scan_result<K, typename L::phys::kiln_expr>::type{};
+    }
     // The loop's cotangent from this result's: entry K of its cotangents.
     template <std::size_t J, class Ct, class Y, class... Operands>
     static constexpr auto vjp(Ct, Y, Operands...) {
@@ -1768,5 +1782,7 @@ constexpr auto fori_loop(Lower const&, Upper const&, Body const&, Init const& in
 }
 
 }  // namespace kiln
+
+#include <kiln/detail/loop/batch.hpp>  // vmap of a loop
 
 #endif

@@ -47,6 +47,12 @@ constexpr batch_result<Axis, Value> batched(Value const&) {
     return {};
 }
 
+// Whether primitive P's batched value may stand for examples that are matrices: only a value that no other
+// rule reads (a loop's saved carries, read by the batched derivative loops alone: detail/loop/batch.hpp).
+// Asked of the primitive, never of a node.
+template <class P>
+struct batched_whole : std::false_type {};
+
 // Whether one example of this shape can be batched: a scalar or a vector (one extent statically 1).
 template <class M>
 inline constexpr bool vector_like = M::rank == 0 || M::rows == 1 || M::cols == 1;

@@ -145,13 +145,15 @@ template <class P, class... Ch, class... Ops>
 struct batch_rule<node<P, Ch...>, Ops...> {
     using N = node<P, Ch...>;
     using I = info<N>;
-    using fits = std::bool_constant<vector_like<I>>;
+    using fits = std::bool_constant<vector_like<I> || batched_whole<P>::value>;
     using has_rule = has_batch_rule<P, tracer<N>, Ops...>;
     using pointwise = std::bool_constant<I::pointwise>;
-    using ok = std::bool_constant<
+    // The diagnostics, raised only when asked (a class member is instantiated on use): a loop's batched body
+    // may fail in an output that nothing reads (detail/loop/batch.hpp).
+    struct ok : std::bool_constant<
         raise_if<!fits::value, diagnostic::vmap_batched_rank, P, operand_description<typename I::operand_meta>>::ok &&
         raise_if<(fits::value && !has_rule::value && !pointwise::value), diagnostic::vmap_no_rule, P,
-                 operand_description<typename info<Ch>::operand_meta>...>::ok>;
+                 operand_description<typename info<Ch>::operand_meta>...>::ok> {};
     struct by_rule {
         using type = decltype(P::batch(tracer<N>{}, Ops{}...));
     };
