@@ -246,6 +246,55 @@ TEST(ScanGrad, HessianForwardOverReverse) {
 }  // namespace
 
 namespace {
+// An aggregate struct as the carry: it reaches the body as kiln::fields<State, ...>, comes back an aggregate
+// from the loop, and its gradient is a State.
+struct State {
+    double a;
+    Eigen::Vector3d v;
+};
+auto const scaled = [](auto const& s0, auto const& xs) {
+    auto step = [](auto const& s, auto const& x) {
+        auto const& [a, v] = s;
+        auto const a1 = a * x;
+        auto const v1 = v * x + a;
+        return std::pair(kiln::fields<State, decltype(a1), decltype(v1)>{}, a);
+    };
+    return kiln::scan(step, s0, xs);
+};
+TEST(ScanGrad, AggregateCarry) {
+    State const s{2.0, Eigen::Vector3d(1, 2, 3)};
+    Eigen::VectorXd xs(3);
+    xs << 1, 2, 3;
+    auto const [c, ys] = kiln::jit(scaled)(s, xs);
+    // by hand: a_t = a_{t-1} x_t, v_t = v_{t-1} x_t + a_{t-1}; ys are a_{t-1}
+    double a = s.a;
+    Eigen::Vector3d v = s.v;
+    Eigen::Vector3d y;
+    for (int t = 0; t < 3; ++t) {
+        y(t) = a;
+        v = v * xs(t) + Eigen::Vector3d::Constant(a);
+        a = a * xs(t);
+    }
+    EXPECT_DOUBLE_EQ(c.a, a);
+    expect_close(c.v, v);
+    expect_close(ys, y);
+    auto const loss = [](auto const& s0, auto const& x) {
+        auto const [last, per_step] = scaled(s0, x);
+        auto const& [la, lv] = last;
+        return la + kiln::sum(lv) + kiln::sum(per_step);
+    };
+    State const g = kiln::jit(kiln::grad(loss))(s, xs);
+    auto const value = [&](State const& p) { return kiln::jit(loss)(p, xs); };
+    double const h = 1e-6;
+    EXPECT_NEAR(g.a, (value({s.a + h, s.v}) - value({s.a - h, s.v})) / (2 * h), 1e-6);
+    for (int i = 0; i < 3; ++i) {
+        State up = s, down = s;
+        up.v(i) += h;
+        down.v(i) -= h;
+        EXPECT_NEAR(g.v(i), (value(up) - value(down)) / (2 * h), 1e-6);
+    }
+}
+
 // as_text() prints a loop's body under its line, indented, as a jaxpr prints a scan; a nested loop's body
 // twice indented.
 TEST(ScanText, BodyIsPrintedUnderTheLoop) {

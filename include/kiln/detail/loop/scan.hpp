@@ -166,6 +166,25 @@ template <class A, class B>
 struct tracer_shape<out_pair<A, B>> {
     using type = out_pair<typename tracer_shape<A>::type, typename tracer_shape<B>::type>;
 };
+// An aggregate struct A is built of tracers as a traced function receives one: kiln::fields<A, ...>, which
+// a traced function returns as an A again (outputs_of: out_struct).
+template <class A, class... Children>
+struct out_fields {
+    static constexpr std::size_t leaves = (std::size_t{0} + ... + Children::leaves);
+};
+template <class A, class... Children>
+struct tracer_shape<out_struct<A, Children...>> {
+    using type = out_fields<A, typename tracer_shape<Children>::type...>;
+};
+template <class A, class... Children, std::size_t First>
+struct build_output<out_fields<A, Children...>, First> {
+    template <class Leaf>
+    static auto make(Leaf const& leaf) {
+        return [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return fields<A, decltype(build_output<Children, First + detail::leaf_offset<J, Children...>()>::make(leaf))...>{};
+        }(std::index_sequence_for<Children...>{});
+    }
+};
 
 // Tracers for the leaves Ls, shaped as Tree (what the body receives).
 template <class Tree, class Leaves>
@@ -399,8 +418,11 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     using body_outputs = boost::mp11::mp_append<traced_body, residuals>;
     static constexpr std::size_t num_residuals = boost::mp11::mp_size<residuals>::value;
     static constexpr std::size_t num_ys = num_user_ys + num_residuals;
+    // (From the body's own split of its result: a carry of another structure than init, which check()
+    // reports, must not make the descriptions ill-formed first.)
     template <std::size_t J>
-    using y_meta = strong_meta<typename info<boost::mp11::mp_at_c<boost::mp11::mp_drop_c<body_outputs, num_carry>, J>>::operand_meta>;
+    using y_meta = strong_meta<
+        typename info<boost::mp11::mp_at_c<boost::mp11::mp_append<typename result::ys, residuals>, J>>::operand_meta>;
 
     // The compile-time checks, first failing group only.
     static constexpr long static_length = [] {
