@@ -34,19 +34,7 @@ Eigen::MatrixXd some_batch() {
     return x;
 }
 
-// Central differences of a scalar function g of one Eigen value m, entry by entry.
-template <class G, class M>
-Eigen::MatrixXd central(G const& g, M const& m, double h = 1e-6) {
-    Eigen::MatrixXd d(m.rows(), m.cols());
-    for (Eigen::Index i = 0; i < m.rows(); ++i)
-        for (Eigen::Index j = 0; j < m.cols(); ++j) {
-            M a = m, b = m;
-            a(i, j) += h;
-            b(i, j) -= h;
-            d(i, j) = (g(a) - g(b)) / (2 * h);
-        }
-    return d;
-}
+using kiln_test::central;
 
 TEST(ScanVmap, BatchedXsOnly) {
     Eigen::MatrixXd const x = some_batch();
