@@ -220,21 +220,7 @@ constexpr std::size_t alias_root() {
     else return I;
 }
 
-template <class K, std::size_t O, class Ctx>
-auto output_value(Ctx& ctx) {
-    constexpr auto& plan = plan_of<K>;
-    constexpr std::size_t i = plan.outputs[O];
-    constexpr std::size_t r = detail::alias_root<K, i>();  // an output's temporary: its own or its alias's
-    using M = meta_at<K, i>;
-    using R = result_t<M>;
-    if constexpr (plan.materialize[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
-    else if constexpr (plan.materialize[r]) return R(detail::slot_get<plan.owner[r]>(ctx.store));
-    else if constexpr (M::rank == 0) return R(detail::value<K, i>(ctx));
-    else return R(detail::as_matrix(detail::value<K, i>(ctx)));
-}
-
-// For a graph evaluated again and again into the same places (a loop's body, detail/loop/): output O where
-// it is, without a copy (its temporary, or its expression over the temporaries and arguments)...
+// Output O where it is, without a copy: its temporary, or its expression over the temporaries and arguments.
 template <class K, std::size_t O, class Ctx>
 decltype(auto) output_view(Ctx& ctx) {
     constexpr auto& plan = plan_of<K>;
@@ -244,10 +230,21 @@ decltype(auto) output_view(Ctx& ctx) {
     else if constexpr (meta_at<K, i>::rank == 0) return static_cast<typename meta_at<K, i>::scalar>(detail::value<K, i>(ctx));
     else return detail::as_matrix(detail::value<K, i>(ctx));
 }
-// ... and output O made dst's value, never allocating once dst and spare have their size: a temporary no
-// other output reads is swapped with dst (dst's old buffer becomes the temporary, which the next evaluation
-// overwrites in place); any other value is evaluated into spare, which is then swapped with dst (the
-// expression may read dst's old value).
+template <class K, std::size_t O, class Ctx>
+auto output_value(Ctx& ctx) {
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t i = plan.outputs[O];
+    constexpr std::size_t r = detail::alias_root<K, i>();  // an output's temporary: its own or its alias's
+    using R = result_t<meta_at<K, i>>;
+    if constexpr (plan.materialize[r] && plan.output_uses[r] == 1) return R(std::move(detail::slot_get<plan.owner[r]>(ctx.store)));
+    else return R(detail::output_view<K, O>(ctx));
+}
+
+// For a graph evaluated again and again into the same places (a loop's body, detail/loop/): output O made
+// dst's value, never allocating once dst and spare have their size: a temporary no other output reads is
+// swapped with dst (dst's old buffer becomes the temporary, which the next evaluation overwrites in place);
+// any other value is evaluated into spare, which is then swapped with dst (the expression may read dst's old
+// value).
 template <class K, std::size_t O, class Ctx, class Dst>
 void output_swap(Ctx& ctx, Dst& dst, Dst& spare) {
     constexpr auto& plan = plan_of<K>;
