@@ -60,10 +60,11 @@ using loop_batched_meta = std::conditional_t<
                        meta<typename M::scalar, 2, B, M::cols, false>>>;
 
 // The batch extent B of a value whose T steps of `elements` values each a loop stores (stacked outputs, saved
-// carries): B itself, or dynamic when the storage would be a fixed-size matrix too large for the stack
-// (Eigen's limit is 128 KB; a fixed batch of fixed carries over fixed T multiplies one example's storage).
-template <long B, long Elements, long T>
-inline constexpr long stored_batch = (B >= 0 && Elements >= 0 && T >= 0 && B * Elements * T > 4096) ? dynamic : B;
+// carries): B itself, or dynamic when the storage would be a fixed-size matrix beyond Eigen's limit on
+// fixed-size objects (beyond_stack_limit, as scan.hpp's stored_steps; a fixed batch of fixed carries over fixed
+// T multiplies one example's storage).
+template <class Scalar, long B, long Elements, long T>
+inline constexpr long stored_batch = B >= 0 && Elements >= 0 && T >= 0 && beyond_stack_limit<Scalar, B * Elements * T> ? dynamic : B;
 
 // Scanned leaf L stored as Stored, one step Slice. (A leaf of checkpoints is read only by a backward loop that
 // runs steps again, which is not batched: make() below.)
@@ -230,7 +231,9 @@ struct batched_loop {
             using M = strong<boost::mp11::mp_at_c<body_outputs, fc + J>>;
             if constexpr (F::template y_meta<J>::rank == 0)
                 return std::type_identity<
-                    scanned_leaf<meta<typename M::scalar, 2, F::static_length, stored_batch<M::rows, 1, F::static_length>, false>, M, false>>{};
+                    scanned_leaf<meta<typename M::scalar, 2, F::static_length,
+                                      stored_batch<typename M::scalar, M::rows, 1, F::static_length>, false>,
+                                 M, false>>{};
             else return std::type_identity<scanned_leaf<block_meta<M, F::static_length>, M, true>>{};
         }
     }
@@ -328,9 +331,9 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
             if constexpr (op<I>::axis >= 0) {
                 using M = strong<laid_node<I>>;
                 constexpr long b = loop_batch_axis<C> == 0 ? M::rows : M::cols;
-                return std::type_identity<loop_batched_meta<C, stored_batch<b, elements, F::static_length>>>{};
+                return std::type_identity<loop_batched_meta<C, stored_batch<typename C::scalar, b, elements, F::static_length>>>{};
             } else {
-                return std::type_identity<loop_batched_meta<C, stored_batch<batch_size, elements, F::static_length>>>{};
+                return std::type_identity<loop_batched_meta<C, stored_batch<typename C::scalar, batch_size, elements, F::static_length>>>{};
             }
         } else if constexpr (I < fc + fx) {
             using L = typename F::template leaf<I - fc>;

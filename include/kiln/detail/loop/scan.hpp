@@ -95,9 +95,10 @@ using slice_meta = std::conditional_t<X::cols == 1, meta<typename X::scalar, 0, 
 // The extent T of the storage of T steps of `Elements` values each: T, or dynamic where a fixed-size matrix
 // would exceed Eigen's limit on fixed-size objects (EIGEN_STACK_ALLOCATION_LIMIT, 128 KB by default: 10^4 steps
 // of a vector of 8 doubles).
+template <class Scalar, long Count>
+inline constexpr bool beyond_stack_limit = Count >= 0 && static_cast<long>(sizeof(Scalar)) * Count > EIGEN_STACK_ALLOCATION_LIMIT;
 template <class Scalar, long Elements, long T>
-inline constexpr long stored_steps =
-    T >= 0 && Elements >= 0 && static_cast<long>(sizeof(Scalar)) * Elements * T > EIGEN_STACK_ALLOCATION_LIMIT ? dynamic : T;
+inline constexpr long stored_steps = T >= 0 && Elements >= 0 && beyond_stack_limit<Scalar, Elements * T> ? dynamic : T;
 // The stacked per-step outputs Y of T steps: T x 1 for scalars, T x n for vectors.
 template <class Y, long T, long N = (Y::rank == 0 ? 1 : Y::cols == 1 ? Y::rows : Y::cols)>
 using stacked_meta = meta<typename Y::scalar, 2, stored_steps<typename Y::scalar, N, T>, N, false>;
