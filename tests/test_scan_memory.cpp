@@ -110,17 +110,22 @@ namespace {
 // policy's value exactly (the same forward steps) and its gradient to rounding (the default sums W's and U's
 // outer products in one product after the loop, checkpoint::sqrt step by step), for lengths around the
 // segment sizes.
-template <class... Options>
-auto make_rnn(Options... options) {
+// h_t = act(W h_{t-1} + U x_t + b) over 4 hidden units; loss = sum_t (v . h_t - y_t)^2 + sum(h_T).
+template <class Activation, class... Options>
+auto make_rnn_of(Activation act, Options... options) {
     return [=](auto const& W, auto const& U, auto const& b, auto const& v, auto const& xs, auto const& ys) {
         auto step = [&](auto const& h, auto const& xy) {
             auto const& [x, y] = xy;
-            auto const h1 = kiln::tanh(kiln::matmul(W, h) + kiln::matmul(U, x) + b);
+            auto const h1 = act(kiln::matmul(W, h) + kiln::matmul(U, x) + b);
             return std::pair(h1, kiln::square(kiln::dot(v, h1) - y));
         };
         auto const [h, per_step] = kiln::scan(step, kiln::zeros<4>(), std::tuple(xs, ys), options...);
         return kiln::sum(per_step) + kiln::sum(h);
     };
+}
+template <class... Options>
+auto make_rnn(Options... options) {
+    return make_rnn_of([](auto const& p) { return kiln::tanh(p); }, options...);
 }
 
 // The largest difference between two gradients (tuples of matrices), relative to the first's entries.
@@ -205,16 +210,7 @@ namespace {
 // A body whose vjp reads intermediate values that are not carries (tanh(p) and sigmoid(p) of p = W h + U x + b).
 template <class... Options>
 auto make_gated(Options... options) {
-    return [=](auto const& W, auto const& U, auto const& b, auto const& v, auto const& xs, auto const& ys) {
-        auto step = [&](auto const& h, auto const& xy) {
-            auto const& [x, y] = xy;
-            auto const pre = kiln::matmul(W, h) + kiln::matmul(U, x) + b;
-            auto const h1 = kiln::tanh(pre) * kiln::sigmoid(pre);
-            return std::pair(h1, kiln::square(kiln::dot(v, h1) - y));
-        };
-        auto const [h, per_step] = kiln::scan(step, kiln::zeros<4>(), std::tuple(xs, ys), options...);
-        return kiln::sum(per_step) + kiln::sum(h);
-    };
+    return make_rnn_of([](auto const& p) { return kiln::tanh(p) * kiln::sigmoid(p); }, options...);
 }
 
 // checkpoint::everything saves what the vjp reads: the default policy's value and gradient, forward and reverse.
