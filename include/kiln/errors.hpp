@@ -25,6 +25,12 @@ class numeric_error : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
+// A bounded loop (kiln::while_loop with kiln::max_steps<N>) stopped at its bound with its condition still
+// true: never a silent truncation that looks like convergence (kiln::on_limit::report gives a flag instead).
+class max_steps_error : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
 
 namespace detail {
 template <class...>
@@ -602,6 +608,36 @@ struct scan_grad_traced_length {
                   "JAX; give fori_loop compile-time bounds (kiln::c<0>, 10_k) or scan with kiln::length<N>, "
                   "or differentiate it in forward mode (kiln::jvp); the loop is the template "
                   "argument of kiln::diagnostic::scan_grad_traced_length below");
+};
+template <class Predicate>
+struct while_cond_not_bool {
+    static_assert(detail::fails<Predicate>,
+                  "kiln: while_loop: cond_fun must return a traced bool scalar (a comparison such as "
+                  "kiln::abs(r) > 1e-12_k, or kiln::sum(x) < 0_k); what it returned is the template argument "
+                  "of kiln::diagnostic::while_cond_not_bool below");
+};
+template <class Loop>
+struct while_grad_max_steps {
+    static_assert(detail::fails<Loop>,
+                  "kiln: grad (reverse mode) of a while_loop needs a bound on its steps: pass "
+                  "kiln::max_steps<N> after init (kiln::while_loop(cond, body, init, kiln::max_steps<100>)); the "
+                  "loop then saves at most N carries and the backward pass replays the steps it took. Without "
+                  "it, differentiate in forward mode (kiln::jvp); the loop is the template argument of "
+                  "kiln::diagnostic::while_grad_max_steps below");
+};
+template <class Branch, class Leaf, class Expected, class Got>
+struct cond_branch_mismatch {
+    static_assert(detail::fails<Branch, Leaf, Expected, Got>,
+                  "kiln: cond/switch_: every branch must return the same structure, dtypes and static shapes as "
+                  "the first: the branch, its first leaf that differs, what the first branch returns there and "
+                  "what this one returns are the template arguments of kiln::diagnostic::cond_branch_mismatch "
+                  "below; cast or reshape that leaf in the branch");
+};
+template <class Index>
+struct cond_index_type {
+    static_assert(detail::fails<Index>,
+                  "kiln: cond takes a bool scalar predicate (a comparison of traced values), switch_ an integer "
+                  "scalar index; what was given is the template argument of kiln::diagnostic::cond_index_type below");
 };
 template <class Loop>
 struct scan_checkpoint_second_order {

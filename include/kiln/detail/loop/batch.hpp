@@ -96,6 +96,8 @@ struct batched_loop {
     // Def saves (kiln::checkpoint::everything) are per-step outputs like the others here: a backward loop of
     // the batched loop recomputes what its vjp reads.
     static constexpr long length = Def::length;
+    static constexpr long bound = def_bound<Def>;
+    static constexpr bool reports = def_reports<Def>;
     static constexpr bool checkpoints = Def::checkpoints, recomputes = false;
     using residuals = mp_list<>;
     static constexpr std::size_t num_residuals = 0;

@@ -111,6 +111,16 @@ template <class N, class Own>
 struct loop_depends : in_set<N, Own> {};
 template <class P, class... Children, class Own>
 struct loop_depends<node<P, Children...>, Own> : std::bool_constant<(loop_depends<Children, Own>::value || ...)> {};
+// A body that captures no computation but the values given to it (Boundary, an inherit_set of nodes): a
+// branch of kiln::cond, whose work runs only when it is taken. Every other computed node it reads is the
+// body's; the enclosing graph's parameters and the values of Boundary are captured.
+template <class Own, class Boundary>
+struct inline_all {};
+template <class N, class Own, class Boundary>
+struct loop_depends<N, inline_all<Own, Boundary>> : in_set<N, Own> {};
+template <class P, class... Children, class Own, class Boundary>
+struct loop_depends<node<P, Children...>, inline_all<Own, Boundary>>
+    : std::bool_constant<!in_set<node<P, Children...>, Boundary>::value> {};
 
 // What the body captures: the nodes that do not depend on the loop's parameters (constants aside) but are
 // read by one that does, or are outputs themselves. They become operands of the loop and parameters of the
@@ -308,6 +318,29 @@ inline constexpr bool floating_meta = std::is_floating_point_v<typename M::scala
 // values; fori_loop with traced bounds).
 inline constexpr long length_from_xs = -1;
 inline constexpr long length_traced = -2;
+// A while loop (kiln::while_loop): the loop's last operand is the predicate of the initial carry, and the
+// body's last per-step output the predicate of its new carry; the loop runs while it holds. Not stacked:
+// that output's result is the predicate the loop stopped on (true only when it stopped at its bound).
+inline constexpr long length_while = -3;
+// A loop whose length is traced or found as it runs may have a compile-time bound on it (its `bound`,
+// kiln::max_steps<N>; -1: none). Bounded, it saves its carries in `bound` columns and reverse mode runs
+// backward over the steps it took. Past the bound it stops, and throws kiln::max_steps_error unless the
+// caller asked for the flag instead (`reports`).
+template <class Def>
+inline constexpr long def_bound = [] {
+    if constexpr (requires { Def::bound; }) return Def::bound;
+    else return -1L;
+}();
+template <class Def>
+inline constexpr bool def_branch = [] {
+    if constexpr (requires { Def::branch; }) return Def::branch;
+    else return false;
+}();
+template <class Def>
+inline constexpr bool def_reports = [] {
+    if constexpr (requires { Def::reports; }) return Def::reports;
+    else return false;
+}();
 
 // A loop traced from the user's body (kiln::scan). Tag: the body's closure type. What a loop definition
 // gives scan_p: tag, carry and scanned (descriptions), carry_tree and ys_tree, body_outputs (the body's
@@ -315,12 +348,16 @@ inline constexpr long length_traced = -2;
 // reads), length (above) and check() (the compile-time diagnostics). Without xs (Length >= 0 or
 // length_traced), the body receives kiln::none for its slice, as JAX's passes None.
 template <class Body, class InitTree, class XsTree, class Carry, class Xs, long Length = length_from_xs,
-          class Policy = save_carries>
+          class Policy = save_carries, long Bound = -1, bool Reports = false, class Inline = void>
 struct traced_loop;
-template <class Body, class InitTree, class XsTree, class... Carry, class... Xs, long Length, class Policy>
-struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Length, Policy> {
+template <class Body, class InitTree, class XsTree, class... Carry, class... Xs, long Length, class Policy, long Bound, bool Reports,
+          class Inline>
+struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Length, Policy, Bound, Reports, Inline> {
     using tag = Body;
     static constexpr long length = Length;
+    static constexpr long bound = Bound;
+    static constexpr bool reports = Reports;
+    static constexpr bool branch = !std::is_void_v<Inline>;  // a branch of kiln::cond (control.hpp)
     static constexpr bool checkpoints = Policy::checkpoints;  // saves checkpoints only, for reverse mode
     static constexpr bool recomputes = false;                 // (a backward loop's: below)
     using carry = mp_list<Carry...>;
@@ -348,7 +385,9 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     static constexpr std::size_t num_user_ys = boost::mp11::mp_size<typename result::ys>::value;
 
     // What it captures, and the body's graph on parameters only.
-    using own_set = boost::mp11::mp_apply<inherit_set, own>;
+    // (Inline: the values a body that captures no computation is given; void: it captures every loop invariant.)
+    using own_set = std::conditional_t<std::is_void_v<Inline>, boost::mp11::mp_apply<inherit_set, own>,
+                                       inline_all<boost::mp11::mp_apply<inherit_set, own>, Inline>>;
     template <class N>
     using topo_of = typename info<N>::topo;
     template <class N>
@@ -427,14 +466,15 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
 
     // The compile-time checks, first failing group only.
     static constexpr long static_length = [] {
-        long t = Length >= 0 ? Length : dynamic;
+        long t = Length >= 0 ? Length : Bound >= 0 ? Bound : dynamic;
         ((t = t >= 0 ? t : Xs::rows), ...);
         return t;
     }();
     // How per-step output J is stacked: by rows (residuals too, which are never matrices: stored as the
-    // user's outputs are, they are batched as those are under vmap).
+    // user's outputs are, they are batched as those are under vmap). A while loop's predicate is not stacked.
     template <std::size_t J>
-    using y_leaf = scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>;
+    using y_leaf = std::conditional_t<Length == length_while, scanned_leaf<y_meta<J>, y_meta<J>, false>,
+                                      scanned_leaf<stacked_meta<y_meta<J>, static_length>, y_meta<J>, false>>;
     template <std::size_t... K>
     static constexpr bool carries_keep_type(std::index_sequence<K...>) {
         return (raise_if<!(std::is_same_v<typename Carry::scalar,
@@ -452,6 +492,12 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         return (raise_if<!stackable<y_meta<J>>, diagnostic::scan_output_not_vector, diagnostic::leaf<J>,
                          operand_description<y_meta<J>>>::ok &&
                 ... && true);
+    }
+    // A while loop's one per-step output is its predicate, a bool scalar.
+    static constexpr bool while_predicate_ok() {
+        if constexpr (Length != length_while) return true;
+        else if constexpr (num_user_ys != 1) return false;
+        else return std::is_same_v<typename y_meta<0>::scalar, bool> && y_meta<0>::rank == 0;
     }
     static constexpr bool check() {
         constexpr bool xs_arrays = ((Xs::rank == 2) && ...);
@@ -477,6 +523,8 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
             return raise_if<true, diagnostic::scan_carry_structure, InitTree, typename result::carry_tree>::ok;
         } else if constexpr (!carries_keep_type(std::index_sequence_for<Carry...>{})) {
             return false;
+        } else if constexpr (!while_predicate_ok()) {
+            return raise_if<true, diagnostic::while_cond_not_bool, operand_description<y_meta<0>>>::ok;
         } else if constexpr (Length == length_traced && num_user_ys > 0) {
             return raise_if<true, diagnostic::scan_traced_length_outputs, diagnostic::leaf<0>,
                             operand_description<y_meta<0>>>::ok;
@@ -569,8 +617,11 @@ template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct backward_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<backward_loop>;
-    // As many steps as the forward loop (a traced length is refused by check()).
-    static constexpr long length = Fwd::length == length_traced ? 0 : Fwd::length;
+    // As many steps as the forward loop. When the forward loop's length is traced or found as it runs (a
+    // while loop), only a bounded one is differentiable (check()): this loop's length is then traced too,
+    // the steps the forward loop took (its last operand), and it reads their saved carries.
+    static constexpr bool fwd_traced = Fwd::length == length_traced || Fwd::length == length_while;
+    static constexpr long length = fwd_traced ? length_traced : Fwd::length;
     // Under kiln::checkpoint::sqrt, the forward loop saved checkpoints: this loop runs the forward steps again.
     static constexpr bool checkpoints = false, recomputes = Fwd::checkpoints, fwd_reverse = FwdReverse;
     using residuals = mp_list<>;
@@ -670,7 +721,7 @@ struct backward_loop {
     template <std::size_t C>
     using captured_adjoint = typename rev::pass::template of<fparam<fc + fx + C, fcaptured<C>>>::type;
     template <std::size_t C>
-    static constexpr bool hoisted = floating_meta<fcaptured<C>> && !recomputes && outer_product<captured_adjoint<C>>::value;
+    static constexpr bool hoisted = floating_meta<fcaptured<C>> && !recomputes && !fwd_traced && outer_product<captured_adjoint<C>>::value;
     // Factor N as a step of forward carry k or of forward xs leaf j stored by rows (fc, fx: neither).
     template <class N>
     static constexpr std::size_t carry_factor = rev::template carry_index<N>;
@@ -814,7 +865,8 @@ struct backward_loop {
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_carry>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, num_ys>>;
     static constexpr bool check() {
-        return raise_if<Fwd::length == length_traced, diagnostic::scan_grad_traced_length, Fwd>::ok &&
+        return raise_if<Fwd::length == length_traced && def_bound<Fwd> < 0, diagnostic::scan_grad_traced_length, Fwd>::ok &&
+               raise_if<Fwd::length == length_while && def_bound<Fwd> < 0, diagnostic::while_grad_max_steps, Fwd>::ok &&
                raise_if<Fwd::recomputes || (recomputes && saved_ct_pos.count > 0), diagnostic::scan_checkpoint_second_order,
                         Fwd>::ok &&
                carries_recoverable;
@@ -828,7 +880,9 @@ template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct tangent_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<tangent_loop>;
-    static constexpr long length = Fwd::length;  // a traced length stays its last operand
+    static constexpr long length = Fwd::length;  // a traced length (a while loop's predicate) stays its last operand
+    static constexpr long bound = def_bound<Fwd>;
+    static constexpr bool reports = def_reports<Fwd>;
     static constexpr bool checkpoints = false, recomputes = false;
     using residuals = mp_list<>;
     static constexpr std::size_t num_residuals = 0;
@@ -971,7 +1025,10 @@ struct tangent_loop {
 template <class Def, bool Reverse = false>
 struct scan_p : primitive_base {
     using definition = Def;
-    static constexpr std::string_view name = Reverse ? "scan[reverse]" : "scan";
+    static constexpr std::string_view name = Def::length == length_while ? "while"
+                                             : def_branch<Def>           ? "cond_branch"
+                                             : Reverse                   ? "scan[reverse]"
+                                                                         : "scan";
     static constexpr bool operands_in_memory = true;  // read at every step: computed once, before the loop
     static constexpr bool multiple_results = true;
     using carry = typename Def::carry;
@@ -981,7 +1038,11 @@ struct scan_p : primitive_base {
     static constexpr std::size_t num_captured = Def::num_captured;
     static constexpr std::size_t num_ys = Def::num_ys;
     static constexpr std::size_t num_params = num_carry + num_xs + num_captured;
-    static constexpr std::size_t num_results = 2 * num_carry + num_ys;
+    // A while loop's last result is the number of steps it took (what its backward loop runs).
+    static constexpr bool is_while = Def::length == length_while;
+    static constexpr long bound = def_bound<Def>;
+    static constexpr std::size_t steps_result = 2 * num_carry + num_ys;
+    static constexpr std::size_t num_results = 2 * num_carry + num_ys + (is_while ? 1 : 0);
     static_assert(num_results <= 64, "kiln: scan: a loop has at most 64 results (two per carry leaf, one per per-step "
                                      "output leaf, derivative loops' included); group leaves into vectors");
     // A traced length is operand num_params (after the captured values), never a parameter of the body.
@@ -1013,7 +1074,7 @@ struct scan_p : primitive_base {
     template <class L>
     static constexpr long leaf_length = L::checkpoints ? dynamic : L::blocks ? L::stored::cols : L::stored::rows;
     static constexpr long static_length = []<std::size_t... J>(std::index_sequence<J...>) {
-        long t = Def::length >= 0 ? Def::length : dynamic;
+        long t = Def::length >= 0 ? Def::length : bound >= 0 ? bound : dynamic;
         ((t = t >= 0 ? t : leaf_length<leaf<J>>), ...);
         return t;
     }(std::make_index_sequence<num_xs>{});
@@ -1031,7 +1092,8 @@ struct scan_p : primitive_base {
     static constexpr auto result_meta_of() {
         if constexpr (K < num_carry) return std::type_identity<carry_meta<K>>{};
         else if constexpr (K < num_carry + num_ys) return std::type_identity<typename y_leaf<K - num_carry>::stored>{};
-        else return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, saved_columns>>{};
+        else if constexpr (K < steps_result) return std::type_identity<block_meta<carry_meta<K - num_carry - num_ys>, saved_columns>>{};
+        else return std::type_identity<meta<std::int64_t, 0, 1, 1, false>>{};
     }
     template <std::size_t K>
     using result_meta = typename decltype(result_meta_of<K>())::type;
@@ -1111,6 +1173,7 @@ struct scan_p : primitive_base {
     // The number of steps, from the operands' extents (a traced length is known only to assign(): 0 here).
     static long length_of(extent const* ops) {
         if constexpr (Def::length >= 0) return Def::length;
+        else if constexpr (is_while || (traced_length && bound >= 0)) return bound >= 0 ? bound : 0;
         else if constexpr (length_leaf == num_xs) return 0;
         else return leaf<length_leaf>::blocks ? ops[num_carry + length_leaf].cols : ops[num_carry + length_leaf].rows;
     }
@@ -1120,14 +1183,18 @@ struct scan_p : primitive_base {
         [[maybe_unused]] long const length = scan_p::length_of(ops);
         if constexpr (K < num_carry) {
             return ops[K];
+        } else if constexpr (K < num_carry + num_ys && is_while) {
+            return {1, 1};  // the predicate
         } else if constexpr (K < num_carry + num_ys) {
             using Y = y_meta<K - num_carry>;
             extent const y = body[output_node<K>];
             if constexpr (y_leaf<K - num_carry>::blocks) return {y.rows * y.cols, length};
             else return {length, Y::rank == 0 ? 1 : Y::cols == 1 ? y.rows : y.cols};
-        } else {
+        } else if constexpr (K < steps_result) {
             extent const c = ops[K - num_carry - num_ys];
             return {c.rows * c.cols, scan_p::saved_count(length)};
+        } else {
+            return {1, 1};
         }
     }
 
@@ -1171,9 +1238,9 @@ struct scan_p : primitive_base {
         std::array<extent, sizeof...(E)> const ops{e...};
         constexpr auto nodes = std::make_index_sequence<size_of<body_key>>{};
         if (std::is_constant_evaluated())
-            return static_cast<double>(traced_length ? 1 : static_length) *
+            return static_cast<double>(traced_length || is_while ? 1 : static_length) *
                    scan_p::step_flops(scan_p::static_body_extents(nodes), nodes);
-        return static_cast<double>(traced_length ? 1 : scan_p::length_of(ops.data())) *
+        return static_cast<double>(traced_length || is_while ? 1 : scan_p::length_of(ops.data())) *
                scan_p::step_flops(scan_p::body_extents(ops.data()), nodes);
     }
 
@@ -1186,7 +1253,8 @@ struct scan_p : primitive_base {
     static std::string text_block(extent const* ops) {
         auto const body = scan_p::body_extents(ops);
         std::string block = "  { body of " + std::to_string(num_carry + num_ys) + " outputs; its arguments: carry " +
-                            scan_p::range(0, num_carry) + ", step of xs " + scan_p::range(num_carry, num_xs);
+                            scan_p::range(0, num_carry);
+        if (num_xs > 0) block.append(", step of xs ").append(scan_p::range(num_carry, num_xs));
         if (num_captured > 0) block.append(", captured ").append(scan_p::range(num_carry + num_xs, num_captured));
         block.append("\n");
         [&]<std::size_t... I>(std::index_sequence<I...>) {
@@ -1243,7 +1311,8 @@ struct scan_p : primitive_base {
     }
     template <std::size_t J, class S, class R>
     static void write_step(S& stacked, R const& y, long t) {
-        if constexpr (y_leaf<J>::blocks) scan_p::write_block<y_meta<J>>(stacked, y, t);
+        if constexpr (y_leaf<J>::stored::rank == 0) stacked = y;  // a while loop's predicate
+        else if constexpr (y_leaf<J>::blocks) scan_p::write_block<y_meta<J>>(stacked, y, t);
         else scan_p::write_row<y_meta<J>>(stacked, y, t);
     }
     // Value c, described by M (a matrix or an Eigen expression), into column t of blocks.
@@ -1269,7 +1338,17 @@ struct scan_p : primitive_base {
         long length = scan_p::length_of(ext.data());
         if constexpr (traced_length) {  // fori_loop's upper - lower: no step when it is negative
             auto const n = std::get<num_params>(ops);
-            length = n > 0 ? static_cast<long>(n) : 0;
+            long const steps = n > 0 ? static_cast<long>(n) : 0;
+            // A bounded loop stops at its bound; a backward loop over the steps a bounded loop took runs
+            // those (its scanned leaves hold the bound's).
+            if constexpr (bound >= 0) {
+                if (steps > bound) scan_p::limit_reached();
+                length = steps > bound ? bound : steps;
+            } else if constexpr (length_leaf < num_xs) {
+                length = steps < length ? steps : length;
+            } else {
+                length = steps;
+            }
         }
         constexpr auto carries = std::make_index_sequence<num_carry>{};
         constexpr auto ys = std::make_index_sequence<num_ys>{};
@@ -1277,20 +1356,54 @@ struct scan_p : primitive_base {
             ((std::get<K>(dst.values) = std::get<K>(ops)), ...);
             (((Read >> (num_carry + num_ys + K)) & 1 ? void(std::get<num_carry + num_ys + K>(dst.values).resize(
                                                            scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows,
-                                                           scan_p::saved_count(length)))
+                                                           scan_p::saved_count(bound >= 0 ? bound : length)))
                                                      : void()),
              ...);
         }(carries);
         [&]<std::size_t... J>(std::index_sequence<J...>) {  // the stacked outputs read
-            (((Read >> (num_carry + J)) & 1 ? void(std::get<num_carry + J>(dst.values).resize(
-                                                  scan_p::result_extent<num_carry + J>(ext.data(), body).rows,
-                                                  scan_p::result_extent<num_carry + J>(ext.data(), body).cols))
-                                            : void()),
-             ...);
+            (scan_p::resize_stacked<Read, J>(std::get<num_carry + J>(dst.values), scan_p::result_extent<num_carry + J>(ext.data(), body)), ...);
         }(ys);
         if constexpr (static_length == 0) return;  // (the steps are not instantiated: see step())
+        else if constexpr (is_while) scan_p::run_while<Read | (std::uint64_t{1} << (num_carry + num_ys - 1))>(dst, ops, ext.data());
         else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, ext.data(), length);
         else scan_p::run_steps<Read>(dst, ops, ext.data(), length);
+    }
+    template <std::uint64_t Read, std::size_t J, class S>
+    static void resize_stacked(S& stacked, extent e) {
+        if constexpr (((Read >> (num_carry + J)) & 1) != 0 && y_leaf<J>::stored::rank == 2) stacked.resize(e.rows, e.cols);
+    }
+    // A bounded loop at its bound: kiln::max_steps_error, unless the caller reads the flag (reports).
+    static void limit_reached() {
+        if constexpr (!def_reports<Def>)
+            throw max_steps_error("kiln: a bounded loop (kiln::while_loop with kiln::max_steps<" + std::to_string(bound) +
+                                  ">) reached its bound with its condition still true; raise the bound, or pass "
+                                  "kiln::max_steps<N, kiln::on_limit::report> to get the last carry and a flag instead");
+    }
+    // A while loop: the step runs while the predicate holds (the loop's last operand for the initial carry,
+    // the body's last per-step output for each new one, which Read includes), and at most `bound` times.
+    // The steps are counted in the last result.
+    template <std::uint64_t Read, class Dst, class Ops>
+    static void run_while(Dst& dst, Ops const& ops, extent const* ext) {
+        auto const body = scan_p::body_extents<key_for<Read>>(ext);
+        typename store_for<key_for<Read>>::type store{};
+        typename carries_of<carry>::type spare{};
+        bool& holds = std::get<num_carry + num_ys - 1>(dst.values);
+        holds = static_cast<bool>(std::get<num_params>(ops));
+        long t = 0;
+        for (; holds; ++t) {
+            if (bound >= 0 && t == bound) {
+                scan_p::limit_reached();
+                break;
+            }
+            [&]<std::size_t... K>(std::index_sequence<K...>) {
+                (((Read >> (num_carry + num_ys + K)) & 1
+                      ? scan_p::write_block<carry_meta<K>>(std::get<num_carry + num_ys + K>(dst.values), std::get<K>(dst.values), t)
+                      : void()),
+                 ...);
+            }(std::make_index_sequence<num_carry>{});
+            scan_p::step<Read>(dst, ops, body, store, spare, t, [&]<std::size_t J>(std::integral_constant<std::size_t, J>) { return 0; });
+        }
+        std::get<steps_result>(dst.values) = t;
     }
     template <std::uint64_t Read, class Dst, class Ops>
     static void run_steps(Dst& dst, Ops const& ops, extent const* ext, long length) {
@@ -1578,6 +1691,8 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
             if constexpr (D::y_pos.at[Q - fc] >= 0)
                 return std::type_identity<result<static_cast<long>(D::num_carry + fy) + D::y_pos.at[Q - fc]>>{};
             else return std::type_identity<zero>{};
+        } else if constexpr (Q == F::steps_result) {
+            return std::type_identity<zero>{};  // a while loop's steps (an integer)
         } else {
             constexpr std::size_t k = Q - fc - fy;
             if constexpr (D::carry_pos.at[k] >= 0)
@@ -1621,6 +1736,20 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
         using type = mp_list<typename make_node<scan_result_p<F, fc + fy - D::fres + Q>, tracer<S>, tracer<Ops>...>::kiln_expr...>;
     };
 
+    // The backward loop's length when the forward loop's is traced: the steps a while loop took, or the
+    // forward loop's own traced length.
+    template <bool While, bool Traced>
+    struct length_of {
+        using type = mp_list<>;
+    };
+    template <bool Traced>
+    struct length_of<true, Traced> {
+        using type = mp_list<typename make_node<scan_result_p<F, F::steps_result>, tracer<S>, tracer<Ops>...>::kiln_expr>;
+    };
+    template <bool While>
+    struct length_of<While, true> {
+        using type = mp_list<op<fc + fx + fcap>>;
+    };
     template <class Seq>
     struct operands_of;
     template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
@@ -1632,7 +1761,7 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
             mp_list<saved<K>...>, mp_list<op<fc + J>...>, typename residual_results<std::make_index_sequence<D::fres>>::type,
             boost::mp11::mp_append<std::conditional_t<(D::y_ct_pos.at[Y] >= 0), mp_list<ct<fc + Y>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::saved_ct_pos.at[K] >= 0), mp_list<ct<fc + fy + K>>, mp_list<>>...>,
-            mp_list<op<fc + fx + C>...>>;
+            mp_list<op<fc + fx + C>...>, typename length_of<F::is_while, F::traced_length>::type>;
     };
     using operands = typename operands_of<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>,
                                                   std::make_index_sequence<fcap>, std::make_index_sequence<fy>>>::type;
