@@ -629,9 +629,10 @@ template <class Branch, class Leaf, class Expected, class Got>
 struct cond_branch_mismatch {
     static_assert(detail::fails<Branch, Leaf, Expected, Got>,
                   "kiln: cond/switch_: every branch must return the same structure, dtypes and static shapes as "
-                  "the first: the branch, its first leaf that differs, what the first branch returns there and "
-                  "what this one returns are the template arguments of kiln::diagnostic::cond_branch_mismatch "
-                  "below; cast or reshape that leaf in the branch");
+                  "branch 0: the branch (for cond, branch<0> is false_fn and branch<1> true_fn, as in JAX's "
+                  "switch), its first leaf that differs, what branch 0 returns there and what this one returns "
+                  "are the template arguments of kiln::diagnostic::cond_branch_mismatch below; cast or reshape "
+                  "that leaf in the branch");
 };
 template <class Index>
 struct cond_index_type {
