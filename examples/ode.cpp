@@ -20,7 +20,7 @@
 // of a second.
 //
 // The scanned xs are the observation times, which the step does not read: the loop's length is the number of
-// rows of xs (kiln::scan has no length-only form yet, docs/scan.md).
+// rows of xs (kiln::length<200> in their place would run the same steps, docs/scan.md).
 #include <kiln/kiln.hpp>
 #include <kiln/optim.hpp>
 
