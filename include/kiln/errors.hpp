@@ -314,8 +314,9 @@ struct no_truth_value {
                   "kiln: a traced value has no run-time truth value: the function is traced once, for every value "
                   "its arguments will have, so a branch cannot depend on one (if, while, !, &&, ||, ?: on a "
                   "comparison of traced values). Compute both sides and select with kiln::where (or kiln::cond): "
-                  "kiln::where(x > 0_k, a, b) is elementwise; branch at compile time with if constexpr on shapes, "
-                  "dtypes or kiln::static_arg");
+                  "kiln::where(x > 0_k, a, b) is elementwise, kiln::cond(p, true_fn, false_fn, operands...) runs "
+                  "one branch, kiln::while_loop(cond_fn, body_fn, init) loops while a condition holds; branch at "
+                  "compile time with if constexpr on shapes, dtypes or kiln::static_arg");
 };
 
 template <class ResultType>
