@@ -626,6 +626,14 @@ struct while_grad_max_steps {
                   "it, differentiate in forward mode (kiln::jvp); the loop is the template argument of "
                   "kiln::diagnostic::while_grad_max_steps below");
 };
+template <class Loop>
+struct vmap_while_batched_condition {
+    static_assert(detail::fails<Loop>,
+                  "kiln: vmap of a while_loop whose condition depends on the batched values has no rule (each "
+                  "example would stop at its own step); map over the examples with a loop of kiln::jit, or make "
+                  "the condition depend on unbatched values only (a step count); the loop is the template "
+                  "argument of kiln::diagnostic::vmap_while_batched_condition below");
+};
 template <class Branch, class Leaf, class Expected, class Got>
 struct cond_branch_mismatch {
     static_assert(detail::fails<Branch, Leaf, Expected, Got>,

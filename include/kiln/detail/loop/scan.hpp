@@ -1117,6 +1117,17 @@ struct scan_p : primitive_base {
         using type = std::tuple<Eigen::Matrix<typename C::scalar, Eigen::Dynamic, Eigen::Dynamic>...>;
     };
 
+    // A while loop's predicate is one bool: under vmap, a condition that depends on the examples is refused
+    // (after the definition's own checks).
+    static constexpr bool while_scalar_predicate = [] {
+        if constexpr (!is_while) return true;
+        else return y_leaf<num_ys - 1>::stored::rank == 0;
+    }();
+    static constexpr bool checked_definition() {
+        if constexpr (!Def::check()) return false;
+        else return raise_if<!while_scalar_predicate, diagnostic::vmap_while_batched_condition, Def>::ok;
+    }
+
     template <class... Ms>
     struct rule {
         using scalar = results;
@@ -1126,7 +1137,7 @@ struct scan_p : primitive_base {
         static constexpr unsigned broadcast_mask = 0;
         static constexpr bool always_materialize = true;
         static constexpr bool pointwise = false;
-        static constexpr bool checked = Def::check();
+        static constexpr bool checked = scan_p::checked_definition();
     };
 
     // The body's extents for the loop's operand extents ops (carries, scanned leaves, captured values):
@@ -1364,7 +1375,10 @@ struct scan_p : primitive_base {
             (scan_p::resize_stacked<Read, J>(std::get<num_carry + J>(dst.values), scan_p::result_extent<num_carry + J>(ext.data(), body)), ...);
         }(ys);
         if constexpr (static_length == 0) return;  // (the steps are not instantiated: see step())
-        else if constexpr (is_while) scan_p::run_while<Read | (std::uint64_t{1} << (num_carry + num_ys - 1))>(dst, ops, ext.data());
+        else if constexpr (is_while) {
+            if constexpr (while_scalar_predicate)
+                scan_p::run_while<Read | (std::uint64_t{1} << (num_carry + num_ys - 1))>(dst, ops, ext.data());
+        }
         else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, ext.data(), length);
         else scan_p::run_steps<Read>(dst, ops, ext.data(), length);
     }
