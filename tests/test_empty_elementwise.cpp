@@ -1,7 +1,8 @@
 // Empty extents through the primitives whose result has their operands' shape: unary (abs cos exp expm1
-// log log1p neg rsqrt sigmoid sin sqrt square tan tanh cast pow transpose: EmptyUnary/<name>), binary with
-// broadcasting (add sub mul div maximum minimum compare where: EmptyBinary/<name>), and the normalizations
-// (softmax log_softmax: EmptyNormalization/<name>). The rule: tests/empty_support.hpp.
+// log log1p neg rsqrt sigmoid sin sqrt square tan tanh cast pow transpose stop_gradient:
+// EmptyUnary/<name>), binary with broadcasting (add sub mul div maximum minimum compare where:
+// EmptyBinary/<name>), and the normalizations (softmax log_softmax: EmptyNormalization/<name>). The rule:
+// tests/empty_support.hpp.
 #include "empty_support.hpp"
 
 #include <string>
@@ -37,12 +38,13 @@ using tanh_row = unary_row<"tanh", [](auto const& x) { return kiln::tanh(x); }>;
 using cast_row = unary_row<"cast", [](auto const& x) { return kiln::cast<float>(x); }>;
 using pow_row = unary_row<"pow", [](auto const& x) { return kiln::pow(x, kiln::c<3>); }>;
 using transpose_row = unary_row<"transpose", [](auto const& x) { return kiln::transpose(x); }>;
+using stop_gradient_row = unary_row<"stop_gradient", [](auto const& x) { return kiln::stop_gradient(x); }>;
 
 template <class Row>
 class EmptyUnary : public ::testing::Test {};
 using unaries = ::testing::Types<abs_row, cos_row, exp_row, expm1_row, log_row, log1p_row, neg_row, rsqrt_row,
                                  sigmoid_row, sin_row, sqrt_row, square_row, tan_row, tanh_row, cast_row, pow_row,
-                                 transpose_row>;
+                                 transpose_row, stop_gradient_row>;
 TYPED_TEST_SUITE(EmptyUnary, unaries, row_names);
 
 TYPED_TEST(EmptyUnary, EmptyResult) {

@@ -55,6 +55,7 @@
 #include <kiln/ops/sqrt.hpp>
 #include <kiln/ops/square.hpp>
 #include <kiln/ops/squeeze.hpp>
+#include <kiln/ops/stop_gradient.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
 #include <kiln/ops/tan.hpp>
