@@ -605,10 +605,10 @@ template <class Loop>
 struct scan_grad_traced_length {
     static_assert(detail::fails<Loop>,
                   "kiln: grad (reverse mode) of a loop whose number of steps is traced (fori_loop with traced "
-                  "bounds) is not defined: the backward pass must know the steps before the loop runs, as in "
-                  "JAX; give fori_loop compile-time bounds (kiln::c<0>, 10_k) or scan with kiln::length<N>, "
-                  "or differentiate it in forward mode (kiln::jvp); the loop is the template "
-                  "argument of kiln::diagnostic::scan_grad_traced_length below");
+                  "bounds) needs a bound on its steps, for the carries it saves: pass kiln::max_steps<N> after "
+                  "init (kiln::fori_loop(lower, upper, body, init, kiln::max_steps<100>)), give fori_loop "
+                  "compile-time bounds (kiln::c<0>, 10_k), or differentiate it in forward mode (kiln::jvp); the "
+                  "loop is the template argument of kiln::diagnostic::scan_grad_traced_length below");
 };
 template <class Predicate>
 struct while_cond_not_bool {

@@ -1,5 +1,5 @@
-// grad through fori_loop with a traced bound: reverse mode needs the number of steps before the loop runs
-// (docs/scan.md, "Without xs, and fori_loop"); constant bounds differentiate.
+// grad through fori_loop with a traced bound: reverse mode needs a bound on the steps the loop saves
+// (docs/scan.md, "Without xs, and fori_loop") unless kiln::max_steps<N> bounds them; constant bounds differentiate.
 #include <kiln/kiln.hpp>
 
 using namespace kiln::literals;

@@ -123,6 +123,34 @@ constexpr auto while_loop(Cond const& cond, Body const&, Init const& init, Optio
     }
 }
 
+// kiln::fori_loop(lower, upper, body, init, kiln::max_steps<N>): traced bounds, at most N steps, and reverse
+// mode too (the saved carries take N columns; the backward loop runs the steps taken). More than N steps
+// throw kiln::max_steps_error before the loop runs. With constant bounds the bound is only checked.
+template <class Lower, class Upper, class Body, class Init, long N, class OnLimit>
+constexpr auto fori_loop(Lower const& lower, Upper const& upper, Body const& body, Init const& init, max_steps_t<N, OnLimit>) {
+    static_assert(std::is_same_v<OnLimit, on_limit::raise>,
+                  "kiln: fori_loop: its number of steps is known before it runs, so there is no last carry to report: "
+                  "use kiln::max_steps<N> (more steps throw kiln::max_steps_error)");
+    if constexpr (detail::static_bound<Lower> && detail::static_bound<Upper>) {
+        static_assert(detail::info<typename Upper::kiln_expr>::value - detail::info<typename Lower::kiln_expr>::value <= N,
+                      "kiln: fori_loop: the constant bounds give more steps than kiln::max_steps<N>");
+        return kiln::fori_loop(lower, upper, body, init);
+    } else {
+        [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
+        using lo_t = tracer<typename detail::to_node<Lower>::type>;
+        using hi_t = tracer<typename detail::to_node<Upper>::type>;
+        static_assert(std::is_integral_v<typename detail::meta_of_tracer<lo_t>::scalar> &&
+                          std::is_integral_v<typename detail::meta_of_tracer<hi_t>::scalar> &&
+                          detail::meta_of_tracer<lo_t>::rank == 0 && detail::meta_of_tracer<hi_t>::rank == 0,
+                      "kiln: fori_loop: the bounds lower and upper are integer scalars: compile-time constants "
+                      "(kiln::c<0>, 10_k) or traced integers");
+        using init_t = decltype(std::tuple(lo_t{}, init));
+        using length_t = decltype(kiln::maximum(hi_t{} - lo_t{}, c<0>));
+        auto [carry, ys] = detail::scan_impl<false, detail::save_carries, detail::fori_step<Body>, init_t, length_t, N>();
+        return std::get<1>(carry);
+    }
+}
+
 namespace detail {
 // Branch K of a switch as a scan body: the carry is the result; the step returns branch(operands...) and no
 // output. The operands are the loop's captured values (the body's Inline boundary), read in place.

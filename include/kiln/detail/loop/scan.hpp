@@ -1874,7 +1874,7 @@ struct scan_length<X> {
     using extra = mp_list<typename X::kiln_expr>;
 };
 
-template <bool Reverse, class Policy, class Body, class Init, class Xs>
+template <bool Reverse, class Policy, class Body, class Init, class Xs, long Bound = -1>
 constexpr auto scan_impl() {
     using init = outputs_of<std::remove_cvref_t<Init>>;
     using xs = scan_length<std::remove_cvref_t<Xs>>;
@@ -1882,7 +1882,7 @@ constexpr auto scan_impl() {
                   "kiln: scan: xs has no leaf to scan over; pass the values to scan over, or kiln::length<N>");
     using D = traced_loop<std::remove_cvref_t<Body>, typename init::tree, typename xs::tree,
                           boost::mp11::mp_transform<loop_meta, typename init::exprs>,
-                          boost::mp11::mp_transform<loop_meta, typename xs::exprs>, xs::value, Policy>;
+                          boost::mp11::mp_transform<loop_meta, typename xs::exprs>, xs::value, Policy, Bound>;
     using operands = boost::mp11::mp_append<typename init::exprs, typename xs::exprs, typename D::captured, typename xs::extra>;
     return scan_results<scan_p<D, Reverse>, D>(static_cast<operands*>(nullptr));
 }
