@@ -1389,9 +1389,12 @@ struct scan_p : primitive_base {
     // A bounded loop at its bound: kiln::max_steps_error, unless the caller reads the flag (reports).
     static void limit_reached() {
         if constexpr (!def_reports<Def>)
-            throw max_steps_error("kiln: a bounded loop (kiln::while_loop with kiln::max_steps<" + std::to_string(bound) +
-                                  ">) reached its bound with its condition still true; raise the bound, or pass "
-                                  "kiln::max_steps<N, kiln::on_limit::report> to get the last carry and a flag instead");
+            throw max_steps_error(is_while ? "kiln: while_loop: kiln::max_steps<" + std::to_string(bound) +
+                                                 "> reached with cond_fn still true; raise the bound, or pass "
+                                                 "kiln::max_steps<N, kiln::on_limit::report> to get the last carry "
+                                                 "and a flag instead"
+                                           : "kiln: fori_loop: upper - lower is more than kiln::max_steps<" +
+                                                 std::to_string(bound) + ">; raise the bound");
     }
     // A while loop: the step runs while the predicate holds (the loop's last operand for the initial carry,
     // the body's last per-step output for each new one, which Read includes), and at most `bound` times.
