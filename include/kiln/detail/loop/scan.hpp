@@ -717,11 +717,12 @@ struct backward_loop {
     // the loop (Eigen's GEMM, as a hand-written BPTT computes it), not one rank-one update of a carry per
     // step. A and B have row t the factors of step t: a forward xs leaf or the saved carries when the factor
     // is a step of them, else the factor stacked as a per-step output of this loop (each once). Under
-    // kiln::checkpoint::sqrt nothing is hoisted: the stacked factors would take T times their memory.
+    // kiln::checkpoint::sqrt nothing is hoisted: the stacked factors would take T times their memory. After a
+    // loop whose length is traced, the steps it did not run have zero factors (scan_p::clear_unrun).
     template <std::size_t C>
     using captured_adjoint = typename rev::pass::template of<fparam<fc + fx + C, fcaptured<C>>>::type;
     template <std::size_t C>
-    static constexpr bool hoisted = floating_meta<fcaptured<C>> && !recomputes && !fwd_traced && outer_product<captured_adjoint<C>>::value;
+    static constexpr bool hoisted = floating_meta<fcaptured<C>> && !recomputes && outer_product<captured_adjoint<C>>::value;
     // Factor N as a step of forward carry k or of forward xs leaf j stored by rows (fc, fx: neither).
     template <class N>
     static constexpr std::size_t carry_factor = rev::template carry_index<N>;
@@ -1377,10 +1378,38 @@ struct scan_p : primitive_base {
         if constexpr (static_length == 0) return;  // (the steps are not instantiated: see step())
         else if constexpr (is_while) {
             if constexpr (while_scalar_predicate)
-                scan_p::run_while<Read | (std::uint64_t{1} << (num_carry + num_ys - 1))>(dst, ops, ext.data());
+                scan_p::clear_unrun<Read>(dst, scan_p::run_while<Read | (std::uint64_t{1} << (num_carry + num_ys - 1))>(dst, ops, ext.data()));
+        } else if constexpr (Def::recomputes) {
+            scan_p::run_segments<Read>(dst, ops, ext.data(), length);
+        } else {
+            scan_p::run_steps<Read>(dst, ops, ext.data(), length);
+            if constexpr (traced_length) scan_p::clear_unrun<Read>(dst, length);
         }
-        else if constexpr (Def::recomputes) scan_p::run_segments<Read>(dst, ops, ext.data(), length);
-        else scan_p::run_steps<Read>(dst, ops, ext.data(), length);
+    }
+    // A loop whose length is traced or found as it runs stores its saved carries and stacked outputs for as
+    // many steps as its bound (or its scanned leaves) allow: what the steps it did not run would have
+    // written is zero, so that a product over all of them (a hoisted outer product, backward_loop) adds
+    // nothing for those steps.
+    template <std::uint64_t Read, class Dst>
+    static void clear_unrun(Dst& dst, long run) {
+        [&]<std::size_t... K>(std::index_sequence<K...>) {
+            (scan_p::clear_columns<((Read >> (num_carry + num_ys + K)) & 1) != 0>(std::get<num_carry + num_ys + K>(dst.values), run), ...);
+        }(std::make_index_sequence<num_carry>{});
+        [&]<std::size_t... J>(std::index_sequence<J...>) {
+            (scan_p::clear_stacked<Read, J>(std::get<num_carry + J>(dst.values), run), ...);
+        }(std::make_index_sequence<num_ys>{});
+    }
+    template <bool Read, class V>
+    static void clear_columns(V& v, long run) {
+        if constexpr (Read)
+            if (run < static_cast<long>(v.cols())) v.rightCols(v.cols() - run).setZero();
+    }
+    template <std::uint64_t Read, std::size_t J, class V>
+    static void clear_stacked(V& v, long run) {
+        if constexpr (((Read >> (num_carry + J)) & 1) != 0 && y_leaf<J>::stored::rank == 2) {
+            if constexpr (y_leaf<J>::blocks) scan_p::clear_columns<true>(v, run);
+            else if (run < static_cast<long>(v.rows())) v.bottomRows(v.rows() - run).setZero();
+        }
     }
     template <std::uint64_t Read, std::size_t J, class S>
     static void resize_stacked(S& stacked, extent e) {
@@ -1400,7 +1429,7 @@ struct scan_p : primitive_base {
     // the body's last per-step output for each new one, which Read includes), and at most `bound` times.
     // The steps are counted in the last result.
     template <std::uint64_t Read, class Dst, class Ops>
-    static void run_while(Dst& dst, Ops const& ops, extent const* ext) {
+    static long run_while(Dst& dst, Ops const& ops, extent const* ext) {
         auto const body = scan_p::body_extents<key_for<Read>>(ext);
         typename store_for<key_for<Read>>::type store{};
         typename carries_of<carry>::type spare{};
@@ -1421,6 +1450,7 @@ struct scan_p : primitive_base {
             scan_p::step<Read>(dst, ops, body, store, spare, t, [&]<std::size_t J>(std::integral_constant<std::size_t, J>) { return 0; });
         }
         std::get<steps_result>(dst.values) = t;
+        return t;
     }
     template <std::uint64_t Read, class Dst, class Ops>
     static void run_steps(Dst& dst, Ops const& ops, extent const* ext, long length) {
