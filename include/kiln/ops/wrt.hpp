@@ -17,6 +17,7 @@ namespace ops {
 template <class Tag>
 struct wrt_p : detail::elementwise_unary<wrt_p<Tag>> {
     static constexpr std::string_view name = "wrt";
+    static constexpr bool marks_argument = true;
     static constexpr double cost = 0;
     static constexpr bool floating = false;
     static constexpr bool alias = true;

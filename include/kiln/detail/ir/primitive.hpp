@@ -58,6 +58,10 @@ struct primitive_base {
     // The value is the single operand's, unchanged (wrt, shaped_like): never materialized, its uses are
     // its operand's, and diagnostics name the operand's origin.
     static constexpr bool alias = false;
+    // Marks an argument for a transformation (wrt: what grad differentiates; vmap_slot: one example): a
+    // loop body that captures no computation (a branch of kiln::cond) still captures it, so that the
+    // transformation finds it in the enclosing graph (detail/loop/scan.hpp, inline_all).
+    static constexpr bool marks_argument = false;
     // Constant operands are folded to the constant apply(operands...) when the node is built
     // (detail/ir/fold.hpp); apply must then be constexpr.
     static constexpr bool folds = false;

@@ -248,7 +248,8 @@ struct batched_loop {
         else if constexpr (K < fc + fy) {
             if constexpr (out<K>::axis < 0) return -1;
             else return F::template y_meta<K - fc>::rank == 0 ? 1 : 0;
-        } else return dropped<K - fc - fy> ? failed_axis : batched_operand<K - fc - fy> ? 0 : -1;
+        } else if constexpr (K >= 2 * fc + fy) return -1;  // a while loop's steps: one count for all examples
+        else return dropped<K - fc - fy> ? failed_axis : batched_operand<K - fc - fy> ? 0 : -1;
     }
     using carry_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, fc>>;
     using ys_tree = boost::mp11::mp_apply<out_tuple, boost::mp11::mp_repeat_c<mp_list<out_leaf>, fy>>;
@@ -418,7 +419,11 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
                              typename op<np + E>::phys::kiln_expr...>;
     };
     static auto make() {
-        if constexpr (extra_batched || Def::recomputes) {
+        if constexpr (extra_batched && F::is_while) {
+            // The initial carry's predicate depends on the example: each would stop at its own step.
+            static_cast<void>(raise_if<true, diagnostic::vmap_while_batched_condition, Def>::ok);
+            return batch_result<failed_axis, Y>{};
+        } else if constexpr (extra_batched || Def::recomputes) {
             // A loop length that depends on the example; a backward loop that runs forward steps again from
             // checkpoints (kiln::checkpoint::sqrt), which the batched loop does not know how to batch.
             static_cast<void>(raise_if<true, diagnostic::vmap_no_rule, F, operand_description<typename info<typename Ops::example::kiln_expr>::operand_meta>...>::ok);

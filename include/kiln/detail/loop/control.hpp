@@ -63,13 +63,25 @@ struct max_steps_of<max_steps_t<N, OnLimit>> {
 
 // while_loop's body as a scan body: the new carry, and as its one per-step output the predicate of the new
 // carry (what the loop reads to go on).
+// (cond is not applied to a new carry of another structure than the carry: the loop's check() reports it.)
 template <class Cond, class Body>
 struct while_step {
     template <class Carry>
     auto operator()(Carry const& carry, none_t) const {
         using next = std::remove_cvref_t<decltype(std::declval<Body const&>()(carry))>;
-        using holds = std::remove_cvref_t<decltype(std::declval<Cond const&>()(std::declval<next const&>()))>;
-        return std::pair<next, holds>(next{}, holds{});
+        if constexpr (same_structure<next, Carry>()) {
+            using holds = std::remove_cvref_t<decltype(std::declval<Cond const&>()(std::declval<next const&>()))>;
+            return std::pair<next, holds>(next{}, holds{});
+        } else {
+            return std::pair<next, decltype(c<true>)>(next{}, c<true>);
+        }
+    }
+    template <class A, class B>
+    static constexpr bool same_structure() {
+        using oa = outputs_of<A>;
+        using ob = outputs_of<B>;
+        if constexpr (!oa::value || !ob::value) return false;
+        else return std::is_same_v<typename tracer_shape<typename oa::tree>::type, typename tracer_shape<typename ob::tree>::type>;
     }
 };
 

@@ -113,14 +113,20 @@ template <class P, class... Children, class Own>
 struct loop_depends<node<P, Children...>, Own> : std::bool_constant<(loop_depends<Children, Own>::value || ...)> {};
 // A body that captures no computation but the values given to it (Boundary, an inherit_set of nodes): a
 // branch of kiln::cond, whose work runs only when it is taken. Every other computed node it reads is the
-// body's; the enclosing graph's parameters and the values of Boundary are captured.
+// body's; the enclosing graph's parameters, the values of Boundary and the marks of a transformation on
+// an argument (wrt, vmap_slot: primitive_base::marks_argument) are captured.
 template <class Own, class Boundary>
 struct inline_all {};
+template <class P>
+inline constexpr bool marks_argument = [] {
+    if constexpr (requires { P::marks_argument; }) return P::marks_argument;
+    else return false;
+}();
 template <class N, class Own, class Boundary>
 struct loop_depends<N, inline_all<Own, Boundary>> : in_set<N, Own> {};
 template <class P, class... Children, class Own, class Boundary>
 struct loop_depends<node<P, Children...>, inline_all<Own, Boundary>>
-    : std::bool_constant<!in_set<node<P, Children...>, Boundary>::value> {};
+    : std::bool_constant<!in_set<node<P, Children...>, Boundary>::value && !marks_argument<P>> {};
 
 // What the body captures: the nodes that do not depend on the loop's parameters (constants aside) but are
 // read by one that does, or are outputs themselves. They become operands of the loop and parameters of the
@@ -622,6 +628,8 @@ struct backward_loop {
     // the steps the forward loop took (its last operand), and it reads their saved carries.
     static constexpr bool fwd_traced = Fwd::length == length_traced || Fwd::length == length_while;
     static constexpr long length = fwd_traced ? length_traced : Fwd::length;
+    // Bounded as the forward loop is (so that it has a reverse mode too: grad of grad).
+    static constexpr long bound = fwd_traced ? def_bound<Fwd> : -1;
     // Under kiln::checkpoint::sqrt, the forward loop saved checkpoints: this loop runs the forward steps again.
     static constexpr bool checkpoints = false, recomputes = Fwd::checkpoints, fwd_reverse = FwdReverse;
     using residuals = mp_list<>;
@@ -881,7 +889,10 @@ template <class Fwd, bool FwdReverse, std::uint64_t Mask>
 struct tangent_loop {
     using F = scan_p<Fwd, FwdReverse>;
     using tag = derivative_tag<tangent_loop>;
-    static constexpr long length = Fwd::length;  // a traced length (a while loop's predicate) stays its last operand
+    // A traced length stays its last operand. The tangent loop of a while loop runs the steps the while loop
+    // took (its steps result, a traced length): it never decides again when to stop, so it cannot stop
+    // elsewhere (an expression planned otherwise can round otherwise), and the predicate is not computed.
+    static constexpr long length = Fwd::length == length_while ? length_traced : Fwd::length;
     static constexpr long bound = def_bound<Fwd>;
     static constexpr bool reports = def_reports<Fwd>;
     static constexpr bool checkpoints = false, recomputes = false;
@@ -1711,6 +1722,16 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
     template <std::size_t K>
     using carry_tangent = typename std::conditional_t<is_zero<tan<K>>, boost::mp11::mp_defer<zeros_like_node, op<K>>,
                                                       std::type_identity<tan<K>>>::type;
+    // The tangent loop's traced length: the forward loop's, or the steps a while loop took.
+    template <bool While>
+    struct length_of {
+        using type = boost::mp11::mp_drop_c<mp_list<Ops...>, fc + fx + fcap>;
+    };
+    template <bool While>
+        requires While
+    struct length_of<While> {
+        using type = mp_list<typename make_node<scan_result_p<F, F::steps_result>, tracer<S>, tracer<Ops>...>::kiln_expr>;
+    };
     template <class Seq>
     struct operands_of;
     template <std::size_t... K, std::size_t... J, std::size_t... C>
@@ -1722,7 +1743,7 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
             boost::mp11::mp_append<std::conditional_t<(D::xs_pos.at[J] >= 0), mp_list<tan<fc + J>>, mp_list<>>...>,
             mp_list<op<fc + fx + C>...>,
             boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>,
-            boost::mp11::mp_drop_c<mp_list<Ops...>, fc + fx + fcap>>;  // a traced length
+            typename length_of<F::is_while>::type>;  // a traced length
     };
     using operands = typename operands_of<
         mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;

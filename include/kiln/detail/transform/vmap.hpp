@@ -54,6 +54,7 @@ template <int Axis>
 struct vmap_slot_p : primitive_base {
     static_assert(Axis == 0 || Axis == 1);
     static constexpr std::string_view name = "vmap_slot";
+    static constexpr bool marks_argument = true;
     static constexpr int axis_value = Axis;
     static constexpr std::string_view attrs() { return Axis == 0 ? "axis=0" : "axis=1"; }
 
