@@ -413,6 +413,29 @@ TEST(Switch, ThreeBranchesIndexClampedLikeJax) {
     }
 }
 
+// A branch of switch_ reading a captured value: d/dp of switch_(i, (p x, x^2, sin(p) x)).
+TEST(Switch, CapturedValue) {
+    auto const f = [](auto const& i, auto const& p, auto const& x) {
+        return kiln::switch_(i,
+                             std::tuple([&](auto const& v) { return p * v; }, [&](auto const& v) { return v * v; },
+                                        [&](auto const& v) { return kiln::sin(p) * v; }),
+                             x);
+    };
+    double const p = 0.7, x = -1.3;
+    auto const g = kiln::jit(kiln::grad(f, kiln::argnums<1, 2>));
+    near(kiln::jit(f)(0, p, x), p * x);
+    near(kiln::jit(f)(2, p, x), std::sin(p) * x);
+    auto [gp0, gx0] = g(0, p, x);
+    near(gp0, x);
+    near(gx0, p);
+    auto [gp1, gx1] = g(1, p, x);
+    EXPECT_EQ(gp1, 0.0);
+    near(gx1, 2 * x);
+    auto [gp2, gx2] = g(2, p, x);
+    near(gp2, std::cos(p) * x);
+    near(gx2, std::sin(p));
+}
+
 // The index computed in the graph: a bool converts to 0 or 1; an integer from an integer argument.
 TEST(Switch, ComputedIndexAndBoolIndex) {
     auto const by_sign = [](auto const& x) {
@@ -1018,6 +1041,35 @@ TEST(Nesting, CondInsideAScanBody) {
     near(gb, central_scalar([&](double v) { return f(a, v, h0, xs); }, b), fd_tol);
     near(gh, central_scalar([&](double v) { return f(a, b, v, xs); }, h0), fd_tol);
     near_all(Eigen::VectorXd(gxs), central([&](Eigen::VectorXd const& v) { return f(a, b, h0, v); }, xs), fd_tol);
+}
+
+// The same recurrence with a and b passed to the cond as operands instead of captured.
+auto const piecewise_scan_operands = [](auto const& a, auto const& b, auto const& h0, auto const& xs) {
+    auto step = [&](auto const& h, auto const& x) {
+        auto const h1 = kiln::cond(h > x,
+                                   [](auto const& u, auto const& y, auto const& s, auto const&) { return s * u - y; },
+                                   [](auto const& u, auto const& y, auto const&, auto const& t) { return kiln::sin(u) + t * y; },
+                                   h, x, a, b);
+        return std::pair(h1, h1);
+    };
+    auto const [hT, ys] = kiln::scan(step, h0, xs);
+    return hT * hT + kiln::sum(ys);
+};
+
+TEST(Nesting, CondInsideAScanBodyWithOperandsOnly) {
+    Eigen::VectorXd xs(12);
+    xs << 0.3, -0.5, 1.2, 2.1, -1.0, 0.7, 1.9, 2.0, -0.3, 0.4, 2.5, -0.8;
+    double const a = 0.9, b = 0.6, h0 = 0.5;
+    auto const f = kiln::jit(piecewise_scan_operands);
+    near(f(a, b, h0, xs), kiln::jit(piecewise_scan_where)(a, b, h0, xs), 1e-13);
+    auto [ga, gb, gh, gxs] = kiln::jit(kiln::grad(piecewise_scan_operands, kiln::argnums<0, 1, 2, 3>))(a, b, h0, xs);
+    auto [wa, wb, wh, wxs] = kiln::jit(kiln::grad(piecewise_scan_where, kiln::argnums<0, 1, 2, 3>))(a, b, h0, xs);
+    near(ga, wa, 1e-13);
+    near(gb, wb, 1e-13);
+    near(gh, wh, 1e-13);
+    near_all(Eigen::VectorXd(gxs), Eigen::VectorXd(wxs), 1e-13);
+    near(ga, central_scalar([&](double v) { return f(v, b, h0, xs); }, a), fd_tol);
+    near(gb, central_scalar([&](double v) { return f(a, v, h0, xs); }, b), fd_tol);
 }
 
 // A scan inside a branch: a^4 x when a > 1, else sin(a x).
