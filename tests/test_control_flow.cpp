@@ -583,6 +583,27 @@ TEST(While, ZeroStepsReturnsInitWithIdentityDerivative) {
     near_all(Eigen::Vector3d(kiln::jit(kiln::grad(dotted))(big, w)), Eigen::Vector3d(0.5 * w), 0);
 }
 
+// The carry keeps its dtype: an integer loop stays an integer, a float one a float (its derivative too).
+TEST(While, CarryKeepsItsDtype) {
+    auto const doubling = [](auto const& n) {
+        return kiln::while_loop([](auto const& k) { return k < 100_k; }, [](auto const& k) { return k * 2_k; }, n);
+    };
+    auto const r = kiln::jit(doubling)(3);
+    static_assert(std::is_integral_v<std::remove_cvref_t<decltype(r)>>);
+    EXPECT_EQ(r, 192);
+    EXPECT_EQ(kiln::jit(doubling)(100), 100);
+    auto const halve_f = [](auto const& x) {
+        return kiln::while_loop([](auto const& v) { return v > 1.0_k; }, [](auto const& v) { return 0.5_k * v; }, x,
+                                kiln::max_steps<3>);
+    };
+    auto const rf = kiln::jit(halve_f)(8.0f);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(rf)>, float>);
+    EXPECT_EQ(rf, 1.0f);
+    auto const gf = kiln::jit(kiln::grad(halve_f))(8.0f);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(gf)>, float>);
+    EXPECT_EQ(gf, 0.125f);
+}
+
 // x_{k+1} = a x_k while x_k < 100: n steps found at run time, x_n = x0 a^n; jvp for any n (n = 0 too).
 auto const geometric = [](auto const& x0, auto const& a) {
     return kiln::while_loop([](auto const& x) { return x < 100.0_k; }, [&](auto const& x) { return x * a; }, x0);
