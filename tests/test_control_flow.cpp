@@ -363,6 +363,29 @@ TEST(Cond, MatrixResult) {
     near_all(Eigen::Matrix3d(kiln::jit(kiln::grad(f, kiln::argnums<1>))(1.0, M, W)), Eigen::Matrix3d(W.transpose()));
 }
 
+// hessian (forward over reverse) of a cond of a Vector2d: the taken branch's Hessian.
+TEST(Cond, HessianIsTheTakenBranchs) {
+    auto const f = [](auto const& v) {
+        return kiln::cond(kiln::at<0>(v) > kiln::at<1>(v),
+                          [](auto const& u) { return kiln::at<0>(u) * kiln::at<0>(u) * kiln::at<1>(u); },
+                          [](auto const& u) { return kiln::sin(kiln::at<0>(u) * kiln::at<1>(u)); },
+                          v);
+    };
+    {
+        Eigen::Vector2d const v(2.0, 0.5);   // x^2 y
+        Eigen::Matrix2d H_ref;
+        H_ref << 2 * v(1), 2 * v(0), 2 * v(0), 0;
+        near_all(Eigen::Matrix2d(kiln::jit(kiln::hessian(f))(v)), H_ref);
+    }
+    {
+        Eigen::Vector2d const v(0.3, 0.9);   // sin(x y)
+        double const s = std::sin(v(0) * v(1)), c = std::cos(v(0) * v(1));
+        Eigen::Matrix2d H_ref;
+        H_ref << -s * v(1) * v(1), c - s * v(0) * v(1), c - s * v(0) * v(1), -s * v(0) * v(0);
+        near_all(Eigen::Matrix2d(kiln::jit(kiln::hessian(f))(v)), H_ref);
+    }
+}
+
 // A cond inside a branch of a cond: four pieces.
 TEST(Cond, NestedInABranch) {
     auto const f = [](auto const& x) {
@@ -434,6 +457,17 @@ TEST(Switch, CapturedValue) {
     auto [gp2, gx2] = g(2, p, x);
     near(gp2, std::cos(p) * x);
     near(gx2, std::sin(p));
+}
+
+// One branch: every index takes it.
+TEST(Switch, OneBranch) {
+    auto const f = [](auto const& i, auto const& x) {
+        return kiln::switch_(i, std::tuple([](auto const& v) { return kiln::exp(v); }), x);
+    };
+    for (int i : {-3, 0, 5}) {
+        near(kiln::jit(f)(i, 0.4), std::exp(0.4));
+        near(kiln::jit(kiln::grad(f, kiln::argnums<1>))(i, 0.4), std::exp(0.4));
+    }
 }
 
 // The index computed in the graph: a bool converts to 0 or 1; an integer from an integer argument.
@@ -1295,6 +1329,18 @@ TEST(ControlFlowVmap, UnbatchedCondFnAgainstALoopOfJit) {
             near(r(i), kiln::jit(f)(n, X(i)), 1e-14);
         }
     }
+    // the bound is checked under vmap too
+    auto const bounded = [](auto const& n, auto const& x) {
+        auto more = [&](auto const& ix) { return std::get<0>(ix) < n; };
+        auto step = [](auto const& ix) {
+            auto const& [i, v] = ix;
+            return std::tuple(i + 1_k, v * 0.5_k);
+        };
+        return std::get<1>(kiln::while_loop(more, step, std::tuple(kiln::c<0>, x), kiln::max_steps<3>));
+    };
+    auto const bounded_batched = kiln::jit(kiln::vmap(bounded, kiln::in_axes<kiln::none, 0>));
+    near_all(Eigen::VectorXd(bounded_batched(3, X)), Eigen::VectorXd(X / 8));
+    EXPECT_THROW((void)bounded_batched(4, X), kiln::max_steps_error);
     auto const scaled = [](auto const& a, auto const& x) { return newton_sqrt(a) * x; };
     Eigen::VectorXd const r = kiln::jit(kiln::vmap(scaled, kiln::in_axes<kiln::none, 0>))(2.0, X);
     near_all(r, Eigen::VectorXd(std::sqrt(2.0) * X));
