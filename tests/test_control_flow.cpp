@@ -2,17 +2,20 @@
 // from docs/control_flow.md only. References: hand-written C++ equivalents, the same program written with
 // kiln::where, analytic derivatives, the implicit-function derivatives of converged iterations, and central
 // differences of the jitted function.
-//   Cond.*          values both ways, derivatives of the taken branch (grad, jvp, vjp), pytree operands and
-//                   results, several operands, captured values, matrices, the predicate's edge.
-//   Switch.*        three branches, the index clamped into [0, n - 1], a bool index, derivatives.
-//   While.*         forward: Newton's square root, zero steps, counting steps in a tuple carry, jvp for any
-//                   number of steps, power iteration on a Matrix3d.
+//   Cond.*          values both ways, derivatives of the taken branch (grad, jvp, vjp, hessian), pytree
+//                   operands and results, several operands, captured values, matrices, the predicate's edge.
+//   Switch.*        three branches and one, the index clamped into [0, n - 1], a bool index, a captured value,
+//                   derivatives.
+//   While.*         forward: Newton's square root, zero steps, counting steps in a tuple carry, the carry's
+//                   dtype, jvp for any number of steps, power iteration on a Matrix3d.
 //   WhileGrad.*     reverse mode with max_steps: Newton's sqrt and a fixed point against the implicit
 //                   function theorem, bisection (the derivative of the iterations that ran) refined by Newton,
 //                   captured parameters against central differences, value_and_grad, vjp, hessian.
 //   MaxSteps.*      the bound: max_steps_error from jit and every transformation, on_limit::report's flag.
-//   Nesting.*       cond in a scan body, scan in a branch, while_loop in a branch, cond in a while body.
-//   ControlFlowVmap.*  predicates, indices and cond_fns that do not depend on the batched arguments.
+//   Nesting.*       cond in a scan body (captures, and operands only), scan in a branch, while_loop in a
+//                   branch, cond and switch_ in a while body, while_loop in a scan body and in a while body.
+//   ControlFlowVmap.*  predicates, indices and cond_fns that do not depend on the batched arguments (and the
+//                   bound, checked under vmap).
 //   ControlFlowText.*  the loop nodes in lowered.as_text().
 // Not built yet (they do not compile): a batched predicate (docs/control_flow.md, "vmap") in
 // tests/test_control_flow_vmap.cpp; grad of grad through a while_loop and kiln::stop_gradient in
@@ -1236,6 +1239,71 @@ TEST(Nesting, SwitchInsideAWhileBody) {
     }
     near(kiln::jit(f)(x0), x, 1e-14);
     near(kiln::jit(kiln::grad(f))(x0), d, 1e-13);
+}
+
+// A while_loop inside a scan body: h_{t+1} = sqrt(h_t + x_t) by Newton's method (at most 60 steps each).
+auto const sqrt_scan = [](auto const& h0, auto const& xs) {
+    auto step = [](auto const& h, auto const& x) {
+        auto const a = h + x;
+        auto not_done = [&](auto const& y) { return kiln::abs(y * y - a) > 1e-12_k; };
+        auto newton = [&](auto const& y) { return 0.5_k * (y + a / y); };
+        auto const h1 = kiln::while_loop(not_done, newton, a, kiln::max_steps<60>);
+        return std::pair(h1, h1);
+    };
+    auto const [hT, ys] = kiln::scan(step, h0, xs);
+    return hT + kiln::sum(kiln::square(ys));
+};
+
+TEST(Nesting, WhileLoopInsideAScanBody) {
+    Eigen::VectorXd xs(5);
+    xs << 0.5, 2.0, 0.1, 3.0, 1.0;
+    double const h0 = 1.5;
+    // reference: h_{t+1} = sqrt(h_t + x_t); d h_{t+1} = (d h_t + d x_t) / (2 h_{t+1})
+    double h = h0, value = 0;
+    Eigen::VectorXd hs(5);
+    for (Eigen::Index t = 0; t < 5; ++t) {
+        h = std::sqrt(h + xs(t));
+        hs(t) = h;
+        value += h * h;
+    }
+    value += h;
+    near(kiln::jit(sqrt_scan)(h0, xs), value, 1e-11);
+    // adjoints backwards: dL/dh_T = 1 + 2 h_T, dL/dh_t = 2 h_t + dL/dh_{t+1} / (2 h_{t+1})
+    Eigen::VectorXd gx(5);
+    double adj = 1 + 2 * hs(4);
+    for (Eigen::Index t = 4; t >= 0; --t) {
+        gx(t) = adj / (2 * hs(t));   // dL/dx_t = dL/dh_{t+1} / (2 h_{t+1})
+        adj = (t > 0 ? 2 * hs(t - 1) : 0.0) + adj / (2 * hs(t));
+    }
+    double const gh0 = adj;
+    auto [gh, gxs] = kiln::jit(kiln::grad(sqrt_scan, kiln::argnums<0, 1>))(h0, xs);
+    near(gh, gh0, 1e-9);
+    near_all(Eigen::VectorXd(gxs), gx, 1e-9);
+    auto const f = kiln::jit(sqrt_scan);
+    near(gh, central_scalar([&](double v) { return f(v, xs); }, h0), fd_tol);
+}
+
+// A while_loop inside a while body: x <- sqrt(x + 1) three times, each sqrt a Newton loop.
+TEST(Nesting, WhileLoopInsideAWhileBody) {
+    auto const f = [](auto const& x0) {
+        auto more = [](auto const& xi) { return std::get<1>(xi) < 3_k; };
+        auto step = [](auto const& xi) {
+            auto const& [x, i] = xi;
+            return std::tuple(newton_sqrt(x + 1_k), i + 1_k);
+        };
+        return std::get<0>(kiln::while_loop(more, step, std::tuple(x0, kiln::c<0>), kiln::max_steps<5>));
+    };
+    double const x0 = 0.7;
+    double x = x0, d = 1;
+    for (int i = 0; i < 3; ++i) {
+        x = std::sqrt(x + 1);
+        d *= 0.5 / x;
+    }
+    near(kiln::jit(f)(x0), x, 1e-11);
+    near(kiln::jit(kiln::grad(f))(x0), d, 1e-9);
+    auto [y, t] = kiln::jvp(f, std::tuple(x0), std::tuple(1.0));
+    near(y, x, 1e-11);
+    near(t, d, 1e-9);
 }
 
 // =========================================================================================================
