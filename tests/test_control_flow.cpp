@@ -10,16 +10,15 @@
 //                   dtype, jvp for any number of steps, power iteration on a Matrix3d.
 //   WhileGrad.*     reverse mode with max_steps: Newton's sqrt and a fixed point against the implicit
 //                   function theorem, bisection (the derivative of the iterations that ran) refined by Newton,
-//                   captured parameters against central differences, value_and_grad, vjp, hessian.
+//                   captured parameters against central differences, value_and_grad, vjp, hessian, grad of
+//                   grad, stop_gradient of the converged value.
 //   MaxSteps.*      the bound: max_steps_error from jit and every transformation, on_limit::report's flag.
 //   Nesting.*       cond in a scan body (captures, and operands only), scan in a branch, while_loop in a
 //                   branch, cond and switch_ in a while body, while_loop in a scan body and in a while body.
 //   ControlFlowVmap.*  predicates, indices and cond_fns that do not depend on the batched arguments (and the
 //                   bound, checked under vmap).
 //   ControlFlowText.*  the loop nodes in lowered.as_text().
-// Not built yet (they do not compile): a batched predicate (docs/control_flow.md, "vmap") in
-// tests/test_control_flow_vmap.cpp; grad of grad through a while_loop and kiln::stop_gradient in
-// tests/test_control_flow_pending.cpp.
+// A batched predicate (docs/control_flow.md, "vmap") is tests/test_control_flow_vmap.cpp.
 #include "support.hpp"
 
 #include <kiln/kiln.hpp>
@@ -771,7 +770,7 @@ TEST(WhileGrad, FixedPointAgainstTheImplicitDerivativeAndSecondDerivatives) {
             double const y = cos_fixed_by_hand(q), t = std::sin(q * y);
             return -y * t / (1 + q * t);
         };
-        // (forward over reverse, as hessian; grad of grad is tests/test_control_flow_pending.cpp)
+        // (forward over reverse, as hessian; grad of grad is WhileGrad.GradOfGradThroughTheLoop)
         auto [d1, d2] = kiln::jvp(kiln::grad(cos_fixed_point), std::tuple(p), std::tuple(1.0));
         near(d1, g(p), 1e-15);
         near(d2, central_scalar(implicit, p, 1e-5), 1e-7);
@@ -1425,6 +1424,41 @@ TEST(ControlFlowText, LoopNodesAreNamed) {
     EXPECT_NE(w.find("while"), std::string::npos) << w;
     std::string const s = kiln::lower(sw3, 1, Eigen::Vector3d(1, 2, 3)).as_text();
     EXPECT_NE(s.find("cond_branch"), std::string::npos) << s;
+}
+
+// Second order by reverse mode twice, and a convergence loop whose iterations are not differentiated.
+TEST(WhileGrad, GradOfGradThroughTheLoop) {
+    auto const implicit = [](double q) {
+        double const y = cos_fixed_by_hand(q), t = std::sin(q * y);
+        return -y * t / (1 + q * t);
+    };
+    for (double p : {0.3, 0.8, 1.2}) {
+        SCOPED_TRACE(p);
+        near(kiln::jit(kiln::grad(kiln::grad(cos_fixed_point)))(p), central_scalar(implicit, p, 1e-5), 1e-7);
+    }
+    // Newton's sqrt: d^2 sqrt(a) / da^2 = -1 / (4 a^(3/2))
+    auto const newton_sqrt = [](auto const& a) {
+        auto not_done = [a](auto const& x) { return kiln::abs(x * x - a) > 1e-12_k; };
+        auto step = [a](auto const& x) { return 0.5_k * (x + a / x); };
+        return kiln::while_loop(not_done, step, a, kiln::max_steps<50>);
+    };
+    near(kiln::jit(kiln::grad(kiln::grad(newton_sqrt)))(2.0), -0.25 / std::pow(2.0, 1.5), 1e-8);
+}
+
+TEST(WhileGrad, StopGradientOfTheConvergedValue) {
+    auto const f = [](auto const& x) { return x * kiln::stop_gradient(x); };
+    EXPECT_EQ(kiln::jit(f)(3.0), 9.0);
+    EXPECT_EQ(kiln::jit(kiln::grad(f))(3.0), 3.0);
+    auto [y, t] = kiln::jvp(f, std::tuple(3.0), std::tuple(1.0));
+    EXPECT_EQ(y, 9.0);
+    EXPECT_EQ(t, 3.0);
+    // a convergence loop whose iterations are not differentiated
+    auto const g = [](auto const& a) {
+        auto const x = kiln::while_loop([a](auto const& v) { return kiln::abs(v * v - a) > 1e-12_k; },
+                                        [a](auto const& v) { return 0.5_k * (v + a / v); }, a, kiln::max_steps<50>);
+        return kiln::stop_gradient(x) * a;
+    };
+    near(kiln::jit(kiln::grad(g))(2.0), std::sqrt(2.0));
 }
 
 }  // namespace
