@@ -597,4 +597,25 @@ TEST(WhileGrad, StopGradientOfTheConvergedValue) {
     near(kiln::jit(kiln::grad(g))(2.0), std::sqrt(2.0));
 }
 
+// fori_loop with traced bounds and kiln::max_steps<N> (docs/scan.md): reverse mode through a length read at
+// run time, no step for upper <= lower, and more than N steps thrown before the loop runs. (Written with the
+// implementation, not from the docs alone.)
+TEST(MaxSteps, ForiLoopWithTracedBounds) {
+    auto const f = [](auto const& n, auto const& x0) {
+        return kiln::fori_loop(0_k, n, [](auto const&, auto const& x) { return kiln::sin(x) * 1.5_k; }, x0,
+                               kiln::max_steps<10>);
+    };
+    auto const by_hand = [](int n, double x) {
+        for (int i = 0; i < n; ++i) x = std::sin(x) * 1.5;
+        return x;
+    };
+    for (int n : {-3, 0, 1, 4, 10}) {
+        SCOPED_TRACE(n);
+        near(kiln::jit(f)(n, 0.7), by_hand(n, 0.7), 1e-15);
+        near(kiln::grad(f, kiln::argnums<1>)(n, 0.7), central_scalar([&](double x) { return by_hand(n, x); }, 0.7, 1e-6), 1e-8);
+    }
+    EXPECT_THROW(kiln::jit(f)(11, 0.7), kiln::max_steps_error);
+    EXPECT_THROW(kiln::grad(f, kiln::argnums<1>)(11, 0.7), kiln::max_steps_error);
+}
+
 }  // namespace

@@ -2,7 +2,8 @@
 // lax.cond, lax.switch and lax.while_loop), and the bound that makes a while loop reverse-differentiable
 // (kiln::max_steps<N>). docs/control_flow.md.
 //
-// Both are loops of detail/loop/scan.hpp, so they trace their functions once and differentiate as loops do:
+// All three are loops of detail/loop/scan.hpp, so they trace their functions once and differentiate as loops
+// do (and so is fori_loop with traced bounds and kiln::max_steps<N>, below):
 // - a while loop is a loop whose body also returns the predicate of its new carry, and which runs while that
 //   holds (scan_p's length_while). Bounded by kiln::max_steps<N>, it saves the carry each step starts from
 //   in N columns, and its backward loop runs over the steps it took;
@@ -143,14 +144,15 @@ constexpr auto fori_loop(Lower const& lower, Upper const& upper, Body const& bod
     static_assert(std::is_same_v<OnLimit, on_limit::raise>,
                   "kiln: fori_loop: its number of steps is known before it runs, so there is no last carry to report: "
                   "use kiln::max_steps<N> (more steps throw kiln::max_steps_error)");
-    if constexpr (detail::static_bound<Lower> && detail::static_bound<Upper>) {
-        static_assert(detail::info<typename Upper::kiln_expr>::value - detail::info<typename Lower::kiln_expr>::value <= N,
+    // A bound that is neither traced nor a constant is a kiln: diagnostic here (and then an int 0).
+    [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
+    using lo_t = tracer<typename detail::to_node<Lower>::type>;
+    using hi_t = tracer<typename detail::to_node<Upper>::type>;
+    if constexpr (detail::static_bound<lo_t> && detail::static_bound<hi_t>) {
+        static_assert(detail::info<typename hi_t::kiln_expr>::value - detail::info<typename lo_t::kiln_expr>::value <= N,
                       "kiln: fori_loop: the constant bounds give more steps than kiln::max_steps<N>");
         return kiln::fori_loop(lower, upper, body, init);
     } else {
-        [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
-        using lo_t = tracer<typename detail::to_node<Lower>::type>;
-        using hi_t = tracer<typename detail::to_node<Upper>::type>;
         static_assert(std::is_integral_v<typename detail::meta_of_tracer<lo_t>::scalar> &&
                           std::is_integral_v<typename detail::meta_of_tracer<hi_t>::scalar> &&
                           detail::meta_of_tracer<lo_t>::rank == 0 && detail::meta_of_tracer<hi_t>::rank == 0,
