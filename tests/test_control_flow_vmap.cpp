@@ -1,0 +1,386 @@
+// kiln::vmap of kiln::cond and kiln::switch_ (docs/control_flow.md, "vmap"): with a batched predicate or
+// index, both branches are computed for every example and selected per example, as JAX does; with an
+// unbatched one, one branch runs over the batch. Every batched result against the per-example function
+// jitted in a C++ loop over the examples (vmap_support.hpp) and against the branches written by hand;
+// derivatives (vmap of grad, grad of a vmapped sum, vmap of jvp) against the per-example derivatives, the
+// branches' hand-written derivatives and central differences.
+#include "vmap_support.hpp"
+
+#include <cstdint>
+#include <limits>
+
+namespace {
+
+using namespace kiln::literals;
+using kiln_test::central;
+
+// sin(x) for x > 0, else 2 x.
+auto const piecewise = [](auto const& x) {
+    return kiln::cond(
+        x > 0_k, [](auto const& v) { return kiln::sin(v); }, [](auto const& v) { return 2.0_k * v; }, x);
+};
+
+VectorXd some_scalars() {
+    VectorXd x(6);
+    x << 0.5, -1.0, 2.0, -0.25, 0.0, 3.0;  // both signs, and 0 (the false branch)
+    return x;
+}
+
+TEST(ControlFlowVmap, CondOfScalarsWithABatchedPredicate) {
+    VectorXd const x = some_scalars();
+    VectorXd const r = kiln::jit(kiln::vmap(piecewise))(x);
+    ASSERT_EQ(r.size(), x.size());
+    for (Index i = 0; i < x.size(); ++i) EXPECT_NEAR(r(i), x(i) > 0 ? std::sin(x(i)) : 2 * x(i), 1e-15) << i;
+    check_vmap<0>(piecewise, kiln::in_axes<0>, x);
+    check_vmap<1>(piecewise, kiln::in_axes<0>, x);
+    // Examples along the elements of a row vector.
+    RowVectorXd const row = x.transpose();
+    check_vmap<0>(piecewise, kiln::in_axes<1>, row);
+}
+
+// Every example taking one branch (the batched loop of the other branch runs no step), and no example.
+TEST(ControlFlowVmap, CondWhereEveryExampleTakesOneSide) {
+    VectorXd x(3);
+    x << 0.5, 1.5, 2.5;
+    check_vmap<0>(piecewise, kiln::in_axes<0>, x);
+    check_vmap<0>(piecewise, kiln::in_axes<0>, VectorXd(-x));
+    VectorXd const none(0);
+    EXPECT_EQ(kiln::jit(kiln::vmap(piecewise))(none).size(), 0);
+}
+
+// Per-example rows (1 x 3, in_axes 0) and columns (3 x 1, in_axes 1) with a shared matrix: a branch that is a
+// matrix product, the other elementwise.
+auto const rows_branch = [](auto const& x, auto const& W) {
+    return kiln::cond(
+        kiln::sum(x) > 0_k, [](auto const& v, auto const& M) { return kiln::matmul(v, M); },
+        [](auto const& v, auto const&) { return kiln::tanh(v) - kiln::sum(v); }, x, W);
+};
+auto const columns_branch = [](auto const& x, auto const& W) {
+    return kiln::cond(
+        kiln::dot(x, x) > 1_k, [](auto const& v, auto const& M) { return kiln::matmul(M, v) + v; },
+        [](auto const& v, auto const&) { return kiln::square(v); }, x, W);
+};
+
+MatrixXd some_matrix() {
+    MatrixXd w(3, 3);
+    w << 0.5, -0.3, 0.1, 0.2, 0.4, -0.6, -0.1, 0.3, 0.2;
+    return w;
+}
+// 5 examples of 3 elements, one per row: sums of both signs, squared norms on both sides of 1.
+MatrixXd some_rows() {
+    MatrixXd x(5, 3);
+    x << 0.3, -0.1, 0.2,  //
+        -0.4, 0.1, -0.2,  //
+        0.9, 0.8, -0.7,   //
+        -0.9, -0.8, 0.7,  //
+        0.1, 0.1, 0.1;
+    return x;
+}
+
+TEST(ControlFlowVmap, CondOfVectors) {
+    MatrixXd const W = some_matrix(), X = some_rows();
+    check_vmap<0>(rows_branch, kiln::in_axes<0, kiln::none>, X, W);
+    check_vmap<1>(rows_branch, kiln::in_axes<0, kiln::none>, X, W);
+    MatrixXd const Xt = X.transpose();
+    check_vmap<0>(columns_branch, kiln::in_axes<1, kiln::none>, Xt, W);
+    check_vmap<1>(columns_branch, kiln::in_axes<1, kiln::none>, Xt, W);
+    // By hand, for one example of each side.
+    MatrixXd const r = kiln::jit(kiln::vmap(columns_branch, kiln::in_axes<1, kiln::none>, kiln::out_axes<1>))(Xt, W);
+    ASSERT_EQ(r.rows(), 3);
+    ASSERT_EQ(r.cols(), 5);
+    expect_close(r.col(2), W * Xt.col(2) + Xt.col(2));     // squared norm 1.94
+    expect_close(r.col(0), Xt.col(0).array().square().matrix());  // 0.14
+}
+
+// A pytree result with a scalar, a vector, an integer and a nested pair; the predicate reads a second mapped
+// argument.
+auto const tree_branch = [](auto const& x, auto const& s) {
+    return kiln::cond(
+        s > 0_k,
+        [](auto const& v, auto const& t) {
+            return std::tuple(kiln::sum(v) * t, v * t, kiln::cast<std::int64_t>(t > 1_k), std::pair(t, kiln::exp(v)));
+        },
+        [](auto const& v, auto const& t) {
+            return std::tuple(t - 1.0_k, -v, kiln::cast<std::int64_t>(t < -1_k) + 7_k, std::pair(t * t, v * v));
+        },
+        x, s);
+};
+
+TEST(ControlFlowVmap, CondWithAPytreeResult) {
+    MatrixXd const X = some_rows();
+    VectorXd s(5);
+    s << 0.5, -2.0, 1.5, -0.5, 0.0;
+    check_vmap<0>(tree_branch, kiln::in_axes<0, 0>, X, s);
+    check_vmap<1>(tree_branch, kiln::in_axes<0, 0>, X, s);
+    auto const [a, v, k, p] = kiln::jit(kiln::vmap(tree_branch, kiln::in_axes<0, 0>))(X, s);
+    ASSERT_EQ(k.size(), 5);
+    EXPECT_EQ(k(0), 0);  // true branch, 0.5 > 1 is false
+    EXPECT_EQ(k(1), 8);  // false branch, -2 < -1
+    EXPECT_EQ(k(2), 1);
+    EXPECT_EQ(k(3), 7);
+    EXPECT_EQ(k(4), 7);
+    EXPECT_NEAR(a(2), X.row(2).sum() * 1.5, 1e-15);
+    EXPECT_NEAR(a(3), -1.5, 1e-15);
+    expect_close(v.row(1), -X.row(1));
+    expect_close(p.second.row(4), X.row(4).array().square().matrix());
+}
+
+// Only the predicate is batched: the operands are the same for every example, the results are not.
+TEST(ControlFlowVmap, CondWithOnlyThePredicateBatched) {
+    auto const f = [](auto const& x, auto const& w) {
+        return kiln::cond(
+            x > 0_k, [](auto const& u) { return kiln::sin(u); }, [](auto const& u) { return u * u; }, w);
+    };
+    VectorXd const x = some_scalars();
+    VectorXd w(3);
+    w << 0.2, -0.7, 1.1;
+    check_vmap<0>(f, kiln::in_axes<0, kiln::none>, x, w);
+    check_vmap<1>(f, kiln::in_axes<0, kiln::none>, x, w);
+    MatrixXd const r = kiln::jit(kiln::vmap(f, kiln::in_axes<0, kiln::none>))(x, w);
+    ASSERT_EQ(r.rows(), 6);
+    expect_close(r.row(0), w.array().sin().matrix().transpose());
+    expect_close(r.row(1), w.array().square().matrix().transpose());
+}
+
+// A branch that reads values of the enclosing function that are not operands: a mapped argument and a value
+// computed from it (computed inside the branch).
+TEST(ControlFlowVmap, CondReadingCapturedValues) {
+    auto const f = [](auto const& x, auto const& y) {
+        auto const e = kiln::exp(y);
+        return kiln::cond(
+            x > y, [&](auto const& v) { return v * e + y; }, [&](auto const& v) { return v - y; }, x);
+    };
+    VectorXd const x = some_scalars();
+    VectorXd y(6);
+    y << 0.1, -2.0, 2.5, 0.3, -0.1, 1.0;
+    check_vmap<0>(f, kiln::in_axes<0, 0>, x, y);
+    check_vmap<0>(f, kiln::in_axes<0, kiln::none>, x, 0.25);
+}
+
+// switch_ with a batched index: below the first branch and beyond the last are clamped, as JAX's.
+auto const three_way = [](auto const& x) {
+    // -1 for x < -1, 0 for -1 <= x <= 0, 1 for 0 < x <= 1, 3 for x > 1
+    auto const index = kiln::cast<std::int64_t>(x > 0_k) + 2_k * kiln::cast<std::int64_t>(x > 1_k) -
+                       kiln::cast<std::int64_t>(x < -1_k);
+    return kiln::switch_(
+        index,
+        std::tuple([](auto const& v) { return kiln::sin(v); }, [](auto const& v) { return kiln::cos(v); },
+                   [](auto const& v) { return v * v; }),
+        x);
+};
+
+TEST(ControlFlowVmap, SwitchWithABatchedIndex) {
+    VectorXd x(7);
+    x << -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0;
+    VectorXd const r = kiln::jit(kiln::vmap(three_way))(x);
+    VectorXd expected(7);
+    expected << std::sin(-3.0), std::sin(-1.0), std::sin(-0.5), std::sin(0.0), std::cos(0.5), std::cos(1.0), 4.0;
+    expect_close(r, expected, 1e-15);
+    check_vmap<0>(three_way, kiln::in_axes<0>, x);
+}
+
+// The index as a mapped integer argument, and vector operands.
+TEST(ControlFlowVmap, SwitchOnAMappedIntegerArgument) {
+    auto const f = [](auto const& i, auto const& v) {
+        return kiln::switch_(
+            i,
+            std::tuple([](auto const& u) { return kiln::tanh(u); }, [](auto const& u) { return u * kiln::sum(u); },
+                       [](auto const& u) { return -u; }, [](auto const& u) { return kiln::exp(u); }),
+            v);
+    };
+    Eigen::Matrix<std::int64_t, Eigen::Dynamic, 1> i(5);
+    i << 3, -4, 1, 2, 9;
+    MatrixXd const X = some_rows();
+    check_vmap<0>(f, kiln::in_axes<0, 0>, i, X);
+    check_vmap<1>(f, kiln::in_axes<0, 0>, i, X);
+    MatrixXd const r = kiln::jit(kiln::vmap(f, kiln::in_axes<0, 0>))(i, X);
+    expect_close(r.row(0), X.row(0).array().exp().matrix());
+    expect_close(r.row(1), X.row(1).array().tanh().matrix());
+    expect_close(r.row(4), X.row(4).array().exp().matrix());
+}
+
+// An unbatched predicate with batched operands: one branch over the whole batch, no select.
+TEST(ControlFlowVmap, UnbatchedPredicateWithBatchedOperands) {
+    auto const f = [](auto const& p, auto const& x) {
+        return kiln::cond(
+            p > 0_k, [](auto const& v) { return kiln::sin(v); }, [](auto const& v) { return 2.0_k * v; }, x);
+    };
+    VectorXd const x = some_scalars();
+    for (double p : {1.0, -1.0}) {
+        SCOPED_TRACE(p);
+        VectorXd const r = kiln::jit(kiln::vmap(f, kiln::in_axes<kiln::none, 0>))(p, x);
+        for (Index i = 0; i < x.size(); ++i) EXPECT_NEAR(r(i), p > 0 ? std::sin(x(i)) : 2 * x(i), 1e-15) << i;
+        check_vmap<0>(f, kiln::in_axes<kiln::none, 0>, p, x);
+    }
+    std::string const unbatched = kiln::trace(kiln::vmap(f, kiln::in_axes<kiln::none, 0>), 1.0, x).as_text();
+    std::string const batched = kiln::trace(kiln::vmap(piecewise), x).as_text();
+    EXPECT_NE(unbatched.find("cond_branch"), std::string::npos) << unbatched;
+    EXPECT_EQ(unbatched.find("where"), std::string::npos) << unbatched;  // one branch per example: no select
+    EXPECT_NE(batched.find("cond_branch"), std::string::npos) << batched;
+    EXPECT_NE(batched.find("where"), std::string::npos) << batched;
+}
+
+// The branch an example does not take is computed for it too (log of a negative number: NaN), and never
+// reaches its result or its derivative.
+TEST(ControlFlowVmap, UntakenBranchDoesNotLeak) {
+    auto const f = [](auto const& x) {
+        return kiln::cond(
+            x > 0_k, [](auto const& v) { return kiln::log(v); }, [](auto const& v) { return -v; }, x);
+    };
+    VectorXd x(4);
+    x << 2.0, -1.0, 0.5, -3.0;
+    VectorXd const r = kiln::jit(kiln::vmap(f))(x);
+    VectorXd const g = kiln::jit(kiln::vmap(kiln::grad(f)))(x);
+    for (Index i = 0; i < 4; ++i) {
+        EXPECT_NEAR(r(i), x(i) > 0 ? std::log(x(i)) : -x(i), 1e-15) << i;
+        EXPECT_NEAR(g(i), x(i) > 0 ? 1 / x(i) : -1.0, 1e-15) << i;
+    }
+    auto const total = [f](auto const& x) { return kiln::sum(kiln::vmap(f)(x)); };
+    VectorXd const gt = kiln::jit(kiln::grad(total))(x);
+    expect_close(gt, g, 1e-15);
+}
+
+// Per-example gradients through a cond with a batched predicate: scalars.
+auto const scalar_cond = [](auto const& x, auto const& w) {
+    return kiln::cond(
+        x * w > 0_k, [](auto const& v, auto const& u) { return kiln::sin(v * u); },
+        [](auto const& v, auto const& u) { return v * v * u; }, x, w);
+};
+
+TEST(ControlFlowVmap, VmapOfGradScalars) {
+    VectorXd const x = some_scalars();
+    double const w = 0.8;
+    auto const [gx, gw] = kiln::jit(kiln::vmap(kiln::grad(scalar_cond, kiln::argnums<0, 1>), kiln::in_axes<0, kiln::none>))(x, w);
+    ASSERT_EQ(gx.size(), 6);
+    ASSERT_EQ(gw.size(), 6);
+    for (Index i = 0; i < 6; ++i) {
+        double const v = x(i);
+        bool const taken = v * w > 0;
+        EXPECT_NEAR(gx(i), taken ? w * std::cos(v * w) : 2 * v * w, 1e-14) << i;
+        EXPECT_NEAR(gw(i), taken ? v * std::cos(v * w) : v * v, 1e-14) << i;
+    }
+    expect_leaves(leaves(std::tuple(gx, gw)), loop<0>(kiln::grad(scalar_cond, kiln::argnums<0, 1>), kiln::in_axes<0, kiln::none>, x, w));
+}
+
+// Per-example gradients with respect to a mapped vector and a shared one.
+auto const vector_cond = [](auto const& x, auto const& w) {
+    return kiln::cond(
+        kiln::dot(x, w) > 0_k, [](auto const& v, auto const& u) { return kiln::sum(kiln::tanh(v * u)); },
+        [](auto const& v, auto const& u) { return 0.5_k * kiln::dot(v, v) + kiln::sum(u * v * v); }, x, w);
+};
+
+TEST(ControlFlowVmap, VmapOfGradVectors) {
+    MatrixXd const X = some_rows().transpose();  // 3 x 5, one example per column
+    Eigen::Vector3d w(0.4, -0.2, 0.9);
+    auto const per_example = kiln::grad(vector_cond, kiln::argnums<0, 1>);
+    auto const got = kiln::jit(kiln::vmap(per_example, kiln::in_axes<1, kiln::none>))(X, w);
+    expect_leaves(leaves(got), loop<0>(per_example, kiln::in_axes<1, kiln::none>, X, w));
+    auto const got1 = kiln::jit(kiln::vmap(per_example, kiln::in_axes<1, kiln::none>, kiln::out_axes<1>))(X, w);
+    expect_leaves(leaves(got1), loop<1>(per_example, kiln::in_axes<1, kiln::none>, X, w));
+    // Against central differences of one example of each side.
+    auto const f = kiln::jit(vector_cond);
+    for (Index b : {0, 2, 3}) {
+        SCOPED_TRACE(b);
+        Eigen::Vector3d const xb = X.col(b);
+        MatrixXd const gx = std::get<0>(got).row(b).transpose(), gw = std::get<1>(got).row(b).transpose();
+        expect_close(gx, central([&](Eigen::Vector3d const& m) { return f(m, w); }, xb), 1e-8);
+        expect_close(gw, central([&](Eigen::Vector3d const& m) { return f(xb, m); }, w), 1e-8);
+    }
+}
+
+// Per-example gradients with respect to the mapped argument only, when a branch reads a shared matrix: the
+// backward loop's sum of the matrix's cotangents (a matrix per example) is not asked for.
+TEST(ControlFlowVmap, VmapOfGradWithASharedMatrix) {
+    auto const f = [](auto const& x, auto const& W) {
+        return kiln::cond(
+            kiln::sum(x) > 0_k, [](auto const& v, auto const& M) { return kiln::sum(kiln::tanh(kiln::matmul(M, v))); },
+            [](auto const& v, auto const&) { return kiln::dot(v, v); }, x, W);
+    };
+    MatrixXd const X = some_rows().transpose();
+    Eigen::Matrix3d const W = some_matrix();
+    auto const g = kiln::grad(f, kiln::argnums<0>);
+    MatrixXd const got = kiln::jit(kiln::vmap(g, kiln::in_axes<1, kiln::none>))(X, W);
+    expect_leaves(leaves(got), loop<0>(g, kiln::in_axes<1, kiln::none>, X, W));
+}
+
+// vmap of grad through a switch_ (a chain of three branch loops, each one's result the next one's carry).
+TEST(ControlFlowVmap, VmapOfGradThroughSwitch) {
+    VectorXd x(7);
+    x << -3.0, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0;
+    VectorXd const g = kiln::jit(kiln::vmap(kiln::grad(three_way)))(x);
+    VectorXd expected(7);
+    expected << std::cos(-3.0), std::cos(-1.0), std::cos(-0.5), std::cos(0.0), -std::sin(0.5), -std::sin(1.0), 4.0;
+    expect_close(g, expected, 1e-15);
+}
+
+// grad of a function that sums a vmapped cond: the derivative loops of the batched loops.
+TEST(ControlFlowVmap, GradOfAVmappedSum) {
+    auto const total = [](auto const& X, auto const& w) {
+        return kiln::sum(kiln::vmap(vector_cond, kiln::in_axes<1, kiln::none>)(X, w));
+    };
+    MatrixXd const X = some_rows().transpose();
+    Eigen::Vector3d w(0.4, -0.2, 0.9);
+    auto const [gX, gw] = kiln::jit(kiln::grad(total, kiln::argnums<0, 1>))(X, w);
+    // The sum of the per-example gradients.
+    auto const one = kiln::jit(kiln::grad(vector_cond, kiln::argnums<0, 1>));
+    MatrixXd eX(3, 5);
+    Eigen::Vector3d ew = Eigen::Vector3d::Zero();
+    for (Index b = 0; b < 5; ++b) {
+        auto const [gx, gwb] = one(Eigen::Vector3d(X.col(b)), w);
+        eX.col(b) = gx;
+        ew += gwb;
+    }
+    expect_close(gX, eX, 1e-14);
+    expect_close(gw, ew, 1e-14);
+    auto const t = kiln::jit(total);
+    expect_close(gX, central([&](MatrixXd const& m) { return t(m, w); }, X), 1e-8);
+    expect_close(gw, central([&](Eigen::Vector3d const& m) { return t(X, m); }, w), 1e-8);
+}
+
+// grad of a vmapped sum with respect to a scalar shared by every example.
+TEST(ControlFlowVmap, GradOfAVmappedSumScalars) {
+    auto const total = [](auto const& x, auto const& w) {
+        return kiln::sum(kiln::vmap(scalar_cond, kiln::in_axes<0, kiln::none>)(x, w));
+    };
+    VectorXd const x = some_scalars();
+    double const w = 0.8;
+    auto const [gx, gw] = kiln::jit(kiln::grad(total, kiln::argnums<0, 1>))(x, w);
+    double ew = 0;
+    for (Index i = 0; i < 6; ++i) {
+        double const v = x(i);
+        bool const taken = v * w > 0;
+        EXPECT_NEAR(gx(i), taken ? w * std::cos(v * w) : 2 * v * w, 1e-14) << i;
+        ew += taken ? v * std::cos(v * w) : v * v;
+    }
+    EXPECT_NEAR(gw, ew, 1e-13);
+}
+
+// Forward mode: vmap of jvp (the tangent loop of a branch loop, batched).
+TEST(ControlFlowVmap, VmapOfJvp) {
+    auto const dfdx = [](auto const& x) { return kiln::jvp(piecewise, std::tuple(x), std::tuple(1.0_k)).second; };
+    VectorXd const x = some_scalars();
+    VectorXd const t = kiln::jit(kiln::vmap(dfdx))(x);
+    for (Index i = 0; i < x.size(); ++i) EXPECT_NEAR(t(i), x(i) > 0 ? std::cos(x(i)) : 2.0, 1e-15) << i;
+}
+
+// Second order: vmap of hessian (forward over reverse: the tangent loop of the backward loop, batched), and
+// of jvp of grad.
+TEST(ControlFlowVmap, VmapOfSecondDerivatives) {
+    auto const f = [](auto const& x) {
+        return kiln::cond(
+            x > 0_k, [](auto const& v) { return kiln::sin(v) * v; }, [](auto const& v) { return v * v * v; }, x);
+    };
+    auto const d2 = [f](auto const& x) { return kiln::jvp(kiln::grad(f), std::tuple(x), std::tuple(1.0_k)).second; };
+    VectorXd const x = some_scalars();
+    VectorXd const h = kiln::jit(kiln::vmap(kiln::hessian(f)))(x);
+    VectorXd const j = kiln::jit(kiln::vmap(d2))(x);
+    ASSERT_EQ(h.size(), x.size());
+    for (Index i = 0; i < x.size(); ++i) {
+        double const v = x(i);
+        double const expected = v > 0 ? 2 * std::cos(v) - v * std::sin(v) : 6 * v;
+        EXPECT_NEAR(h(i), expected, 1e-14) << i;
+        EXPECT_NEAR(j(i), expected, 1e-14) << i;
+    }
+}
+
+}  // namespace
