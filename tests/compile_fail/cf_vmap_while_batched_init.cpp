@@ -1,6 +1,9 @@
-// vmap of a while loop whose predicate depends on the examples: each example would stop after its own
-// number of steps, which kiln does not batch (docs/control_flow.md, "vmap"): vmap_no_rule names the loop.
-// A predicate that is the same for every example (KILN_CF_OK) is one loop over the batch.
+// vmap of a while loop whose condition on its initial carry depends on the examples (the loop's last
+// operand is batched): each example would stop after its own number of steps, which kiln does not batch
+// (docs/control_flow.md, "vmap"). The batching rule of the loop refuses it with one kiln: diagnostic naming
+// the loop (vmap_no_rule; the regex also accepts vmap_while_batched_condition, the diagnostic of a condition
+// that becomes batched inside the loop). A condition that is the same for every example (KILN_CF_OK) is one
+// loop over the batch.
 #include <kiln/kiln.hpp>
 
 #include <cstdint>
