@@ -156,14 +156,16 @@ struct batched_loop {
     using carry_meta = std::conditional_t<batched_operand<K>, batched_at<K>, fcarry<K>>;
     template <std::size_t J>
     using leaf = std::conditional_t<batched_operand<fc + J>, batched_at<fc + J>, typename F::template leaf<J>>;
+    template <std::size_t C, bool Lengths = (C == fcap)>
+    struct captured_meta_at {
+        using type = std::conditional_t<batched_operand<fc + fx + C>, batched_at<fc + fx + C>, fcaptured<C>>;
+    };
     template <std::size_t C>
-    static constexpr auto captured_meta_of() {
-        if constexpr (C == fcap) return std::type_identity<Select>{};  // the batched lengths
-        else if constexpr (batched_operand<fc + fx + C>) return std::type_identity<batched_at<fc + fx + C>>{};
-        else return std::type_identity<fcaptured<C>>{};
-    }
+    struct captured_meta_at<C, true> {  // under Select: the batched lengths
+        using type = Select;
+    };
     template <std::size_t C>
-    using captured_meta = typename decltype(captured_meta_of<C>())::type;
+    using captured_meta = typename captured_meta_at<C>::type;
 
     // What the forward body's parameter I (of description M, batched as N) becomes: the batched loop's
     // parameter, or for a batched operand a slot over it (one example, as the body was traced on).
