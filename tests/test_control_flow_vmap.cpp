@@ -151,6 +151,16 @@ TEST(ControlFlowVmap, CondReadingCapturedValues) {
     y << 0.1, -2.0, 2.5, 0.3, -0.1, 1.0;
     check_vmap<0>(f, kiln::in_axes<0, 0>, x, y);
     check_vmap<0>(f, kiln::in_axes<0, kiln::none>, x, 0.25);
+    // The same with a predicate that is the same for every example: one branch over the batch.
+    auto const g = [](auto const& p, auto const& x, auto const& y) {
+        return kiln::cond(
+            p > 0_k, [&](auto const& v) { return v * y; }, [&](auto const& v) { return v - y; }, x);
+    };
+    for (double p : {1.0, -1.0}) {
+        SCOPED_TRACE(p);
+        VectorXd const r = kiln::jit(kiln::vmap(g, kiln::in_axes<kiln::none, 0, 0>))(p, x, y);
+        for (Index i = 0; i < x.size(); ++i) EXPECT_EQ(r(i), p > 0 ? x(i) * y(i) : x(i) - y(i)) << i;
+    }
 }
 
 // switch_ with a batched index: below the first branch and beyond the last are clamped, as JAX's.
