@@ -6,13 +6,15 @@
 // branches' hand-written derivatives and central differences.
 #include "vmap_support.hpp"
 
+#include <algorithm>
 #include <cstdint>
-#include <limits>
 
 namespace {
 
 using namespace kiln::literals;
 using kiln_test::central;
+using kiln_test::near;
+using kiln_test::near_all;
 
 // sin(x) for x > 0, else 2 x.
 auto const piecewise = [](auto const& x) {
@@ -396,6 +398,70 @@ TEST(ControlFlowVmap, VmapOfSecondDerivatives) {
         double const expected = v > 0 ? 2 * std::cos(v) - v * std::sin(v) : 6 * v;
         EXPECT_NEAR(h(i), expected, 1e-14) << i;
         EXPECT_NEAR(j(i), expected, 1e-14) << i;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The acceptance cases of the control-flow tests (tests/test_control_flow_vmap.cpp of branch cftests).
+// ---------------------------------------------------------------------------------------------------
+auto const by_sign = [](auto const& x) {
+    return kiln::cond(
+        x > 0_k, [](auto const& v) { return kiln::sin(v) * 2_k; }, [](auto const& v) { return v * v + 1_k; }, x);
+};
+
+TEST(ControlFlowVmapBatched, CondEachExampleTakesItsOwnBranch) {
+    Eigen::VectorXd X(6);
+    X << 0.5, -1.0, 2.0, -3.0, 0.0, 0.25;
+    Eigen::VectorXd const r = kiln::jit(kiln::vmap(by_sign))(X);
+    ASSERT_EQ(r.size(), 6);
+    for (Eigen::Index i = 0; i < X.size(); ++i) {
+        near(r(i), kiln::jit(by_sign)(X(i)));
+        near(r(i), X(i) > 0 ? 2 * std::sin(X(i)) : X(i) * X(i) + 1);
+    }
+    // per-example gradients: each the derivative of its own branch
+    Eigen::VectorXd const g = kiln::jit(kiln::vmap(kiln::grad(by_sign)))(X);
+    for (Eigen::Index i = 0; i < X.size(); ++i) near(g(i), X(i) > 0 ? 2 * std::cos(X(i)) : 2 * X(i));
+    // the gradient of a function that calls vmap
+    auto const total = [](auto const& xs) { return kiln::sum(kiln::vmap(by_sign)(xs)); };
+    Eigen::VectorXd const gt = kiln::jit(kiln::grad(total))(X);
+    near_all(gt, g);
+}
+
+// Rows of a matrix as examples, a shared matrix operand, the predicate read from each example.
+TEST(ControlFlowVmapBatched, CondRowsWithASharedMatrix) {
+    auto const h = [](auto const& x, auto const& W) {
+        return kiln::cond(
+            kiln::sum(x) > 0_k, [](auto const& v, auto const& M) { return kiln::sum(kiln::tanh(kiln::matmul(v, M))); },
+            [](auto const& v, auto const&) { return kiln::sum(v * v); }, x, W);
+    };
+    Eigen::MatrixXd X(4, 3);
+    X << 0.1, 0.2, 0.3, -1, 0.5, 0.2, 0.7, -0.7, 0.5, -1, -1, 1;
+    Eigen::Matrix3d W;
+    W << 0.5, -0.2, 0.1, 0.3, 0.4, -0.6, -0.1, 0.2, 0.7;
+    Eigen::VectorXd const r = kiln::jit(kiln::vmap(h, kiln::in_axes<0, kiln::none>))(X, W);
+    ASSERT_EQ(r.size(), 4);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) near(r(i), kiln::jit(h)(Eigen::RowVector3d(X.row(i)), W));
+}
+
+// A batched index (int, cast to the index type by switch_): each example its own (clamped) branch.
+TEST(ControlFlowVmapBatched, SwitchBatchedIndex) {
+    auto const f = [](auto const& i, auto const& x) {
+        return kiln::switch_(
+            i,
+            std::tuple([](auto const& v) { return kiln::sin(v); }, [](auto const& v) { return v * v; },
+                       [](auto const& v) { return kiln::exp(v); }),
+            x);
+    };
+    Eigen::VectorXi I(6);
+    I << -1, 0, 1, 2, 3, 1;
+    Eigen::VectorXd X(6);
+    X << 0.5, -1.0, 2.0, -3.0, 0.0, 0.25;
+    Eigen::VectorXd const r = kiln::jit(kiln::vmap(f))(I, X);
+    ASSERT_EQ(r.size(), 6);
+    for (Eigen::Index k = 0; k < X.size(); ++k) {
+        int const taken = std::clamp(I(k), 0, 2);
+        double const x = X(k);
+        near(r(k), taken == 0 ? std::sin(x) : taken == 1 ? x * x : std::exp(x));
     }
 }
 
