@@ -342,6 +342,26 @@ TEST(ControlFlowVmap, GradOfAVmappedSum) {
     expect_close(gw, central([&](Eigen::Vector3d const& m) { return t(X, m); }, w), 1e-8);
 }
 
+// grad of a vmapped sum with respect to a shared matrix that a branch multiplies (the backward loop of the
+// batched loop sums its cotangent over the examples that take the branch).
+TEST(ControlFlowVmap, GradOfAVmappedSumSharedMatrix) {
+    auto const f = [](auto const& x, auto const& W) {
+        return kiln::cond(
+            kiln::sum(x) > 0_k, [](auto const& v, auto const& M) { return kiln::sum(kiln::tanh(kiln::matmul(M, v))); },
+            [](auto const& v, auto const&) { return kiln::dot(v, v); }, x, W);
+    };
+    auto const total = [f](auto const& X, auto const& W) { return kiln::sum(kiln::vmap(f, kiln::in_axes<1, kiln::none>)(X, W)); };
+    MatrixXd const X = some_rows().transpose();
+    Eigen::Matrix3d const W = some_matrix();
+    Eigen::Matrix3d const gW = kiln::jit(kiln::grad(total, kiln::argnums<1>))(X, W);
+    auto const t = kiln::jit(total);
+    expect_close(gW, central([&](Eigen::Matrix3d const& m) { return t(X, m); }, W), 1e-8);
+    Eigen::Matrix3d expected = Eigen::Matrix3d::Zero();
+    auto const one = kiln::jit(kiln::grad(f, kiln::argnums<1>));
+    for (Index b = 0; b < X.cols(); ++b) expected += one(Eigen::Vector3d(X.col(b)), W);
+    expect_close(gW, expected, 1e-14);
+}
+
 // grad of a vmapped sum with respect to a scalar shared by every example.
 TEST(ControlFlowVmap, GradOfAVmappedSumScalars) {
     auto const total = [](auto const& x, auto const& w) {

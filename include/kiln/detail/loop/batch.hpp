@@ -26,7 +26,7 @@
 // a batched predicate or index, and its backward and tangent loops, whose length is the same `take`) is
 // batched as JAX batches lax.cond, by a select: every carry is batched, the batched body runs for every
 // example, and each new carry is where(length > 0, that body's, the carry the step started from), per
-// example (batched_loop's Select). The batched loop runs its one step when some example takes it. A longer
+// example (batched_loop's Select); a per-step output (a backward loop's stacked factors) is the step's or 0. The batched loop runs its one step when some example takes it. A longer
 // loop whose length is batched (fori_loop with traced bounds, a while loop's predicate) has no rule.
 //
 // Each result node (scan_result_p) is batched by picking the same result of the batched loop, with the batch
@@ -247,8 +247,18 @@ struct batched_loop {
     template <std::size_t Y>
     static auto new_y() {
         using b = out<fc + Y>;
-        if constexpr (b::axis < 0) return tracer<typename b::expr>{};
-        else return detail::laid_out<loop_batch_axis<typename F::template y_meta<Y>>, b::axis>(tracer<typename b::expr>{});
+        constexpr int A = loop_batch_axis<typename F::template y_meta<Y>>;
+        if constexpr (selects) {  // per example the step's output, or 0 where the example takes no step
+            if constexpr (b::axis < 0)
+                return detail::selected<A>(tracer<nparam<fc + fx + fcap, Select>>{}, oriented<A>(tracer<typename b::expr>{}), c<0>);
+            else
+                return detail::selected<A>(tracer<nparam<fc + fx + fcap, Select>>{},
+                                           detail::laid_out<A, b::axis>(tracer<typename b::expr>{}), c<0>);
+        } else if constexpr (b::axis < 0) {
+            return tracer<typename b::expr>{};
+        } else {
+            return detail::laid_out<A, b::axis>(tracer<typename b::expr>{});
+        }
     }
     template <class Seq>
     struct built;
@@ -275,7 +285,7 @@ struct batched_loop {
     template <std::size_t J>
     static constexpr auto y_leaf_of() {
         using b = out<fc + J>;
-        if constexpr (b::axis < 0) {
+        if constexpr (b::axis < 0 && !selects) {
             return std::type_identity<typename F::template y_leaf<J>>{};
         } else {
             using M = strong<boost::mp11::mp_at_c<body_outputs, fc + J>>;
@@ -294,7 +304,7 @@ struct batched_loop {
     static constexpr int result_axis() {
         if constexpr (K < fc) return dropped<K> ? failed_axis : batched_operand<K> ? loop_batch_axis<fcarry<K>> : -1;
         else if constexpr (K < fc + fy) {
-            if constexpr (out<K>::axis < 0) return -1;
+            if constexpr (out<K>::axis < 0 && !selects) return -1;
             else return F::template y_meta<K - fc>::rank == 0 ? 1 : 0;
         } else return dropped<K - fc - fy> ? failed_axis : batched_operand<K - fc - fy> ? 0 : -1;
     }
@@ -309,7 +319,7 @@ struct batched_scan;
 template <class Def, bool R, class Y, class... Ops>
 struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     using F = scan_p<Def, R>;
-    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured, np = fc + fx + fcap;
+    static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fcap = F::num_captured, np = fc + fx + fcap;
     template <std::size_t I>
     using op = boost::mp11::mp_at_c<mp_list<Ops...>, I>;
     static_assert(np <= 64, "kiln: vmap of a scan with more than 64 operands (carries, xs and captured values)");
@@ -320,11 +330,10 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     static constexpr bool extra_batched = []<std::size_t... E>(std::index_sequence<E...>) {
         return ((op<np + E>::axis >= 0) || ... || false);
     }(std::make_index_sequence<sizeof...(Ops) - np>{});
-    // A batched traced length of a loop of at most one step and no per-step output (a branch of kiln::cond,
-    // its derivative loops): the step is taken per example, by a select (batched_loop's Select). A while
-    // loop's batched predicate, or a longer loop's batched length, has no rule.
-    static constexpr bool selects =
-        extra_batched && Def::length == length_traced && F::static_length == 1 && fy == 0 && !Def::recomputes;
+    // A batched traced length of a loop of at most one step (a branch of kiln::cond, its derivative loops):
+    // the step is taken per example, by a select (batched_loop's Select). A while loop's batched predicate,
+    // or a longer loop's batched length, has no rule.
+    static constexpr bool selects = extra_batched && Def::length == length_traced && F::static_length == 1 && !Def::recomputes;
     // Where the batch size is read: the first batched operand whose layout says where its examples are
     // (not a loop's storage of batched vector steps, which holds n B values per step), else such a storage.
     template <std::size_t I>
