@@ -12,7 +12,7 @@
 //   ControlFlowVmap.*  predicates, indices and cond_fns that do not depend on the batched arguments (and the
 //                   bound, checked under vmap).
 //   ControlFlowText.*  the loop nodes in lowered.as_text().
-// A batched predicate (docs/control_flow.md, "vmap") is tests/test_control_flow_vmap.cpp.
+// A batched predicate (docs/control_flow.md, "vmap"): tests/test_control_flow_vmap.cpp and test_control_flow_vmap_grad.cpp.
 #include "support.hpp"
 
 #include <kiln/kiln.hpp>

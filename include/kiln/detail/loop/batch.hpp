@@ -22,6 +22,13 @@
 // be a matrix per example) and that no other output reads is dropped: carried unchanged, an error only
 // when its result is read (a derivative loop sums the cotangents of every captured value, asked for or not).
 //
+// A loop of at most one step whose traced length is batched (a branch loop of kiln::cond or kiln::switch_ under
+// a batched predicate or index, and its backward and tangent loops, whose length is the same `take`) is
+// batched as JAX batches lax.cond, by a select: every carry is batched, the batched body runs for every
+// example, and each new carry is where(length > 0, that body's, the carry the step started from), per
+// example (batched_loop's Select); a per-step output (a backward loop's stacked factors) is the step's or 0. The batched loop runs its one step when some example takes it. A longer
+// loop whose length is batched (fori_loop with traced bounds, a while loop's predicate) has no rule.
+//
 // Each result node (scan_result_p) is batched by picking the same result of the batched loop, with the batch
 // axis the loop's layout gives it (scan_result_p::batch). The derivative loops (backward_loop, tangent_loop)
 // are scan_p loops too, so vmap(grad(f)) batches them by the same rule, and grad of a batched loop is the
@@ -33,10 +40,13 @@
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/detail/transform/vmap.hpp>
 #include <kiln/ops/cast.hpp>
+#include <kiln/ops/compare.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/minimum.hpp>
 #include <kiln/ops/reshape.hpp>
 #include <kiln/ops/sum.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <boost/mp11/algorithm.hpp>
 
@@ -80,6 +90,13 @@ constexpr auto laid_out(X const& x) {
     else return kiln::transpose(x);
 }
 
+// Per example, `stepped` where the example's length `n` (a B x 1 batch of integers) is positive, else `kept`
+// (both batched along B): the result of a loop of at most one step (below).
+template <int B, class N, class S, class K>
+constexpr auto selected(N const& n, S const& stepped, K const& kept) {
+    return kiln::where(detail::laid_out<B, 0>(n > c<std::int64_t{0}>), stepped, kept);
+}
+
 // The loop of definition Def (run in Reverse), batched: bit I of Mask says operand I (carries, scanned
 // leaves, captured values, in the loop's operand order) is batched, and Batched holds, per operand, its
 // batched description (a meta for a carry or a captured value, a scanned_leaf for a scanned one), read only
@@ -87,17 +104,26 @@ constexpr auto laid_out(X const& x) {
 // other output of the body reads it (a derivative loop's sum of a captured matrix's cotangents, which
 // nothing asked for): the batched loop carries its initial value unchanged, and its results are a kiln:
 // diagnostic when they are read. A loop definition like traced_loop and the derivative loops.
-template <class Def, bool Reverse, class Batched, std::uint64_t Mask, std::uint64_t Dropped = 0>
+//
+// Select (void: none) is for a loop of at most one step whose traced length is batched (a branch of
+// kiln::cond under a batched predicate, and its derivative loops): the description of the batched lengths,
+// a B x 1 batch of integers, which the batched loop captures after Def's captured values. Every carry is
+// then batched (dropped ones aside), and each new carry is, per example, the batched body's where that
+// example's length is positive, else the carry the step started from (JAX's select of both branches). The
+// batched loop's own length (its last operand) is 1 when some example takes the step, else 0.
+template <class Def, bool Reverse, class Batched, std::uint64_t Mask, std::uint64_t Dropped = 0, class Select = void>
 struct batched_loop {
     using F = scan_p<Def, Reverse>;
     using tag = derivative_tag<batched_loop>;
     static constexpr std::size_t fc = F::num_carry, fx = F::num_xs, fy = F::num_ys, fcap = F::num_captured;
-    // The loop's options are Def's (a traced length stays the loop's last operand, never batched). Residuals
-    // Def saves (kiln::checkpoint::everything) are per-step outputs like the others here: a backward loop of
-    // the batched loop recomputes what its vjp reads.
+    static constexpr bool selects = !std::is_void_v<Select>;
+    // The loop's options are Def's (a traced length stays the loop's last operand, never batched: under
+    // Select, it is the batched loop's own). Residuals Def saves (kiln::checkpoint::everything) are per-step
+    // outputs like the others here: a backward loop of the batched loop recomputes what its vjp reads.
     static constexpr long length = Def::length;
     static constexpr long bound = def_bound<Def>;
     static constexpr bool reports = def_reports<Def>;
+    static constexpr bool branch = def_branch<Def>;
     static constexpr bool checkpoints = Def::checkpoints, recomputes = false;
     using residuals = mp_list<>;
     static constexpr std::size_t num_residuals = 0;
@@ -123,8 +149,16 @@ struct batched_loop {
     using carry_meta = std::conditional_t<batched_operand<K>, batched_at<K>, fcarry<K>>;
     template <std::size_t J>
     using leaf = std::conditional_t<batched_operand<fc + J>, batched_at<fc + J>, typename F::template leaf<J>>;
+    template <std::size_t C, bool Lengths = (C == fcap)>
+    struct captured_meta_at {
+        using type = std::conditional_t<batched_operand<fc + fx + C>, batched_at<fc + fx + C>, fcaptured<C>>;
+    };
     template <std::size_t C>
-    using captured_meta = std::conditional_t<batched_operand<fc + fx + C>, batched_at<fc + fx + C>, fcaptured<C>>;
+    struct captured_meta_at<C, true> {  // under Select: the batched lengths
+        using type = Select;
+    };
+    template <std::size_t C>
+    using captured_meta = typename captured_meta_at<C>::type;
 
     // What the forward body's parameter I (of description M, batched as N) becomes: the batched loop's
     // parameter, or for a batched operand a slot over it (one example, as the body was traced on).
@@ -184,6 +218,13 @@ struct batched_loop {
     using strong = strong_meta<typename info<N>::operand_meta>;
     template <std::size_t K>
     static auto new_carry() {
+        if constexpr (selects && !dropped<K>)
+            return detail::selected<loop_batch_axis<fcarry<K>>>(tracer<nparam<fc + fx + fcap, Select>>{}, stepped_carry<K>(),
+                                                               tracer<nparam<K, carry_meta<K>>>{});
+        else return stepped_carry<K>();
+    }
+    template <std::size_t K>
+    static auto stepped_carry() {
         using b = out<K>;
         if constexpr (dropped<K>) {
             return tracer<nparam<K, fcarry<K>>>{};
@@ -199,8 +240,18 @@ struct batched_loop {
     template <std::size_t Y>
     static auto new_y() {
         using b = out<fc + Y>;
-        if constexpr (b::axis < 0) return tracer<typename b::expr>{};
-        else return detail::laid_out<loop_batch_axis<typename F::template y_meta<Y>>, b::axis>(tracer<typename b::expr>{});
+        constexpr int A = loop_batch_axis<typename F::template y_meta<Y>>;
+        if constexpr (selects) {  // per example the step's output, or 0 where the example takes no step
+            if constexpr (b::axis < 0)
+                return detail::selected<A>(tracer<nparam<fc + fx + fcap, Select>>{}, oriented<A>(tracer<typename b::expr>{}), c<0>);
+            else
+                return detail::selected<A>(tracer<nparam<fc + fx + fcap, Select>>{},
+                                           detail::laid_out<A, b::axis>(tracer<typename b::expr>{}), c<0>);
+        } else if constexpr (b::axis < 0) {
+            return tracer<typename b::expr>{};
+        } else {
+            return detail::laid_out<A, b::axis>(tracer<typename b::expr>{});
+        }
     }
     template <class Seq>
     struct built;
@@ -221,13 +272,13 @@ struct batched_loop {
     using carry = typename described::carry;
     using scanned = typename described::scanned;
     using body_outputs = typename built<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fy>>>::type;
-    static constexpr std::size_t num_captured = fcap, num_ys = fy;
+    static constexpr std::size_t num_captured = fcap + (selects ? 1 : 0), num_ys = fy;
     // Per-step output J: unbatched as it was; a batched scalar per step stacked T x B by rows; a batched
     // vector per step stored one step per column.
     template <std::size_t J>
     static constexpr auto y_leaf_of() {
         using b = out<fc + J>;
-        if constexpr (b::axis < 0) {
+        if constexpr (b::axis < 0 && !selects) {
             return std::type_identity<typename F::template y_leaf<J>>{};
         } else {
             using M = strong<boost::mp11::mp_at_c<body_outputs, fc + J>>;
@@ -246,7 +297,7 @@ struct batched_loop {
     static constexpr int result_axis() {
         if constexpr (K < fc) return dropped<K> ? failed_axis : batched_operand<K> ? loop_batch_axis<fcarry<K>> : -1;
         else if constexpr (K < fc + fy) {
-            if constexpr (out<K>::axis < 0) return -1;
+            if constexpr (out<K>::axis < 0 && !selects) return -1;
             else return F::template y_meta<K - fc>::rank == 0 ? 1 : 0;
         } else if constexpr (K >= 2 * fc + fy) return -1;  // a while loop's steps: one count for all examples
         else return dropped<K - fc - fy> ? failed_axis : batched_operand<K - fc - fy> ? 0 : -1;
@@ -273,6 +324,10 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     static constexpr bool extra_batched = []<std::size_t... E>(std::index_sequence<E...>) {
         return ((op<np + E>::axis >= 0) || ... || false);
     }(std::make_index_sequence<sizeof...(Ops) - np>{});
+    // A batched traced length of a loop of at most one step (a branch of kiln::cond, its derivative loops):
+    // the step is taken per example, by a select (batched_loop's Select). A while loop's batched predicate,
+    // or a longer loop's batched length, has no rule.
+    static constexpr bool selects = extra_batched && Def::length == length_traced && F::static_length == 1 && !Def::recomputes;
     // Where the batch size is read: the first batched operand whose layout says where its examples are
     // (not a loop's storage of batched vector steps, which holds n B values per step), else such a storage.
     template <std::size_t I>
@@ -282,13 +337,14 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
     }
     template <std::size_t I>
     static constexpr bool vector_steps = vector_steps_of<I>();
+    // (Under a select with nothing else batched: the lengths.)
     static constexpr std::size_t first = [] {
         std::size_t found = sizeof...(Ops), any = sizeof...(Ops);
         [&]<std::size_t... I>(std::index_sequence<I...>) {
             ((found = found == sizeof...(Ops) && op<I>::axis >= 0 && !vector_steps<I> ? I : found), ...);
             ((any = any == sizeof...(Ops) && op<I>::axis >= 0 ? I : any), ...);
         }(std::make_index_sequence<np>{});
-        return found < sizeof...(Ops) ? found : any;
+        return found < sizeof...(Ops) ? found : any < sizeof...(Ops) ? any : np;
     }();
     using first_op = op<first>;
     // A B x 1 column (read for its extents only).
@@ -386,9 +442,27 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
         }(std::make_index_sequence<fx>{});
     }
 
-    // Which carries are batched: a fixpoint over rounds of the batched body.
+    // Under a select: the batched lengths as a B x 1 column (the batched loop's last captured value), their
+    // description, and the batched loop's length, 1 when some example takes the step, else 0.
+    template <bool Selects, class = void>
+    struct select_of {
+        using type = void;
+    };
+    template <class V>
+    struct select_of<true, V> {
+        using lengths = decltype(detail::laid_out<0, op<np>::axis>(typename op<np>::phys{}));
+        using type = strong<typename lengths::kiln_expr>;
+        static auto length() {
+            return kiln::minimum(kiln::sum(kiln::cast<std::int64_t>(lengths{} > c<std::int64_t{0}>)), c<std::int64_t{1}>);
+        }
+    };
+    using select = typename select_of<selects>::type;
+
+    // Which carries are batched: a fixpoint over rounds of the batched body. (Under a select, all of them.)
+    static constexpr std::uint64_t every_carry = fc == 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << fc) - 1;
+    static constexpr std::uint64_t start = given | (selects ? every_carry : 0);
     template <std::uint64_t M>
-    using round = batched_loop<Def, R, descriptions, M>;
+    using round = batched_loop<Def, R, descriptions, M, 0, select>;
     template <std::uint64_t M, bool Done = ((M | round<M>::carries_out) == M)>
     struct fixpoint {
         using type = typename fixpoint<(M | round<M>::carries_out)>::type;
@@ -411,34 +485,45 @@ struct batched_scan<scan_p<Def, R>, Y, Ops...> {
             return detail::laid_out<loop_batch_axis<C>, 0>(kiln::cast<S>(detail::oriented<0>(laid<K>()) + zeros{}));
         }
     }
-    template <class D, class Seq>
+    // (Selects: a parameter rather than a requires-clause on D, whose failure clang would record with D's
+    // text: docs/architecture.md.)
+    template <class D, class Seq, bool Selects = D::selects>
     struct operands;
     template <class D, std::size_t... K, std::size_t... I, std::size_t... E>
-    struct operands<D, mp_list<std::index_sequence<K...>, std::index_sequence<I...>, std::index_sequence<E...>>> {
+    struct operands<D, mp_list<std::index_sequence<K...>, std::index_sequence<I...>, std::index_sequence<E...>>, false> {
         using type = mp_list<typename decltype(init<D, K>())::kiln_expr..., laid_node<fc + I>...,
                              typename op<np + E>::phys::kiln_expr...>;
+    };
+    // Under a select: the batched lengths as the last captured value, then the loop's own length.
+    template <class D, std::size_t... K, std::size_t... I, std::size_t... E>
+    struct operands<D, mp_list<std::index_sequence<K...>, std::index_sequence<I...>, std::index_sequence<E...>>, true> {
+        using type = mp_list<typename decltype(init<D, K>())::kiln_expr..., laid_node<fc + I>...,
+                             typename select_of<true>::lengths::kiln_expr,
+                             typename decltype(select_of<true>::length())::kiln_expr>;
     };
     static auto make() {
         if constexpr (extra_batched && F::is_while) {
             // The initial carry's predicate depends on the example: each would stop at its own step.
             static_cast<void>(raise_if<true, diagnostic::vmap_while_batched_condition, Def>::ok);
             return batch_result<failed_axis, Y>{};
-        } else if constexpr (extra_batched || Def::recomputes) {
-            // A loop length that depends on the example; a backward loop that runs forward steps again from
-            // checkpoints (kiln::checkpoint::sqrt), which the batched loop does not know how to batch.
+        } else if constexpr ((extra_batched && !selects) || Def::recomputes) {
+            // A loop length that depends on the example (but for a loop of at most one step: selects); a
+            // backward loop that runs forward steps again from checkpoints (kiln::checkpoint::sqrt), which the
+            // batched loop does not know how to batch.
             static_cast<void>(raise_if<true, diagnostic::vmap_no_rule, F, operand_description<typename info<typename Ops::example::kiln_expr>::operand_meta>...>::ok);
             return batch_result<failed_axis, Y>{};
         } else if constexpr (!xs_ok) {
             static_cast<void>(raise_xs());
             return batch_result<failed_axis, Y>{};
         } else {
-            using D0 = typename fixpoint<given>::type;
+            using D0 = typename fixpoint<start>::type;
             // Carries that failed and that nothing else reads are dropped (unbatched, unchanged).
             constexpr std::uint64_t dropped = []<std::size_t... K>(std::index_sequence<K...>) {
                 return ((op<K>::axis < 0 && D0::template droppable<K> ? std::uint64_t{1} << K : std::uint64_t{0}) |
                         ... | std::uint64_t{0});
             }(std::make_index_sequence<fc>{});
-            using D = std::conditional_t<dropped == 0, D0, batched_loop<Def, R, descriptions, (given | D0::carries_out) & ~dropped, dropped>>;
+            using D = std::conditional_t<dropped == 0, D0,
+                                         batched_loop<Def, R, descriptions, (start | D0::carries_out) & ~dropped, dropped, select>>;
             if constexpr (!D::valid) {
                 static_cast<void>(D::pass::ok::value);
                 return batch_result<failed_axis, Y>{};
