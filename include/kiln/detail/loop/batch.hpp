@@ -26,8 +26,9 @@
 // a batched predicate or index, and its backward and tangent loops, whose length is the same `take`) is
 // batched as JAX batches lax.cond, by a select: every carry is batched, the batched body runs for every
 // example, and each new carry is where(length > 0, that body's, the carry the step started from), per
-// example (batched_loop's Select); a per-step output (a backward loop's stacked factors) is the step's or 0. The batched loop runs its one step when some example takes it. A longer
-// loop whose length is batched (fori_loop with traced bounds, a while loop's predicate) has no rule.
+// example (batched_loop's Select); a per-step output (a backward loop's stacked factors) is the step's or 0.
+// The batched loop runs its one step when some example takes it. A longer loop whose length is batched
+// (fori_loop with traced bounds, a while loop's predicate) has no rule.
 //
 // Each result node (scan_result_p) is batched by picking the same result of the batched loop, with the batch
 // axis the loop's layout gives it (scan_result_p::batch). The derivative loops (backward_loop, tangent_loop)
