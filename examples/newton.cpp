@@ -44,7 +44,11 @@ auto solve(auto const& a, auto const& b) {
         auto const& [u, v] = x;
         auto const [f0, f1] = residual(a, b, u, v);
         // J_x = [[2u, 2v], [-2au, 1]]; the step solves J_x d = -F (Cramer's rule for a 2 x 2 system).
-        auto const j00 = 2.0_k * u, j01 = 2.0_k * v, j10 = -2.0_k * a * u, j11 = 1.0_k;
+        // (One declaration each: every traced value has a type of its own.)
+        auto const j00 = 2.0_k * u;
+        auto const j01 = 2.0_k * v;
+        auto const j10 = -2.0_k * a * u;
+        auto const j11 = 1.0_k;
         auto const det = j00 * j11 - j01 * j10;
         auto const du = (-f0 * j11 + f1 * j01) / det;
         auto const dv = (-f1 * j00 + f0 * j10) / det;
@@ -76,7 +80,8 @@ int main() {
     double const target_u = 1.2, target_v = 1.6;  // on the circle
     auto loss = [](auto const& a, auto const& b) {
         auto const [u, v] = solve(a, b);
-        auto const du = u - kiln::c<1.2>, dv = v - kiln::c<1.6>;
+        auto const du = u - kiln::c<1.2>;
+        auto const dv = v - kiln::c<1.6>;
         return du * du + dv * dv;
     };
     auto const [ga, gb] = kiln::grad(loss, kiln::argnums<0, 1>)(a, b);
