@@ -86,24 +86,22 @@ struct while_step {
     }
 };
 
-template <class T>
-inline constexpr bool bool_scalar_tracer = [] {
+// Whether T is a traced scalar whose dtype Is<scalar> accepts (a predicate: bool; an index: an integer).
+template <class T, template <class> class Is>
+inline constexpr bool scalar_tracer = [] {
     if constexpr (traced_value<T>) {
         using M = meta_of_tracer<T>;
-        return M::rank == 0 && std::is_same_v<typename M::scalar, bool>;
+        return M::rank == 0 && Is<typename M::scalar>::value;
     } else {
         return false;
     }
 }();
+template <class S>
+using is_bool = std::is_same<S, bool>;
 template <class T>
-inline constexpr bool integer_scalar_tracer = [] {
-    if constexpr (traced_value<T>) {
-        using M = meta_of_tracer<T>;
-        return M::rank == 0 && std::is_integral_v<typename M::scalar>;
-    } else {
-        return false;
-    }
-}();
+inline constexpr bool bool_scalar_tracer = scalar_tracer<T, is_bool>;
+template <class T>
+inline constexpr bool integer_scalar_tracer = scalar_tracer<T, std::is_integral>;
 }  // namespace detail
 
 // JAX's lax.while_loop: carry = init; while (cond(carry)) carry = body(carry); returns the last carry.
@@ -140,29 +138,11 @@ constexpr auto while_loop(Cond const& cond, Body const&, Init const& init, Optio
 // mode too (the saved carries take N columns; the backward loop runs the steps taken). More than N steps
 // throw kiln::max_steps_error before the loop runs. With constant bounds the bound is only checked.
 template <class Lower, class Upper, class Body, class Init, long N, class OnLimit>
-constexpr auto fori_loop(Lower const& lower, Upper const& upper, Body const& body, Init const& init, max_steps_t<N, OnLimit>) {
+constexpr auto fori_loop(Lower const&, Upper const&, Body const&, Init const& init, max_steps_t<N, OnLimit>) {
     static_assert(std::is_same_v<OnLimit, on_limit::raise>,
                   "kiln: fori_loop: its number of steps is known before it runs, so there is no last carry to report: "
                   "use kiln::max_steps<N> (more steps throw kiln::max_steps_error)");
-    // A bound that is neither traced nor a constant is a kiln: diagnostic here (and then an int 0).
-    [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
-    using lo_t = tracer<typename detail::to_node<Lower>::type>;
-    using hi_t = tracer<typename detail::to_node<Upper>::type>;
-    if constexpr (detail::static_bound<lo_t> && detail::static_bound<hi_t>) {
-        static_assert(detail::info<typename hi_t::kiln_expr>::value - detail::info<typename lo_t::kiln_expr>::value <= N,
-                      "kiln: fori_loop: the constant bounds give more steps than kiln::max_steps<N>");
-        return kiln::fori_loop(lower, upper, body, init);
-    } else {
-        static_assert(std::is_integral_v<typename detail::meta_of_tracer<lo_t>::scalar> &&
-                          std::is_integral_v<typename detail::meta_of_tracer<hi_t>::scalar> &&
-                          detail::meta_of_tracer<lo_t>::rank == 0 && detail::meta_of_tracer<hi_t>::rank == 0,
-                      "kiln: fori_loop: the bounds lower and upper are integer scalars: compile-time constants "
-                      "(kiln::c<0>, 10_k) or traced integers");
-        using init_t = decltype(std::tuple(lo_t{}, init));
-        using length_t = decltype(kiln::maximum(hi_t{} - lo_t{}, c<0>));
-        auto [carry, ys] = detail::scan_impl<false, detail::save_carries, detail::fori_step<Body>, init_t, length_t, N>();
-        return std::get<1>(carry);
-    }
+    return detail::fori_impl<N, Lower, Upper, Body>(init);
 }
 
 namespace detail {

@@ -1702,6 +1702,18 @@ auto scan_results(mp_list<Ops...>*) {
 template <class N>
 using loop_meta = strong_meta<typename info<N>::operand_meta>;
 
+// The traced length of a derivative loop (tangent or backward) of the loop node S (primitive F, operands
+// Ops), as a list of at most one operand: the steps a while loop took (its last result), else the loop's own
+// traced length (its last operand), else none.
+template <class F, class S, class Ops, bool While = F::is_while>
+struct derived_length {
+    using type = boost::mp11::mp_drop_c<Ops, F::num_params>;
+};
+template <class F, class S, class... Ops>
+struct derived_length<F, S, mp_list<Ops...>, true> {
+    using type = mp_list<typename make_node<scan_result_p<F, F::steps_result>, tracer<S>, tracer<Ops>...>::kiln_expr>;
+};
+
 // The tangent loop of the loop node S (of primitive scan_p<Fwd, R>, operands Ops, tangents Ts: node types or
 // zero), and the tangents of S's results (a cotangents<...> list, `type`).
 template <class Fwd, bool R, class S, class... Ops, class... Ts>
@@ -1722,16 +1734,6 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
     template <std::size_t K>
     using carry_tangent = typename std::conditional_t<is_zero<tan<K>>, boost::mp11::mp_defer<zeros_like_node, op<K>>,
                                                       std::type_identity<tan<K>>>::type;
-    // The tangent loop's traced length: the forward loop's, or the steps a while loop took.
-    template <bool While>
-    struct length_of {
-        using type = boost::mp11::mp_drop_c<mp_list<Ops...>, fc + fx + fcap>;
-    };
-    template <bool While>
-        requires While
-    struct length_of<While> {
-        using type = mp_list<typename make_node<scan_result_p<F, F::steps_result>, tracer<S>, tracer<Ops>...>::kiln_expr>;
-    };
     template <class Seq>
     struct operands_of;
     template <std::size_t... K, std::size_t... J, std::size_t... C>
@@ -1743,7 +1745,7 @@ struct tangent_node<scan_p<Fwd, R>, S, mp_list<Ops...>, mp_list<Ts...>> {
             boost::mp11::mp_append<std::conditional_t<(D::xs_pos.at[J] >= 0), mp_list<tan<fc + J>>, mp_list<>>...>,
             mp_list<op<fc + fx + C>...>,
             boost::mp11::mp_append<std::conditional_t<(D::captured_pos.at[C] >= 0), mp_list<tan<fc + fx + C>>, mp_list<>>...>,
-            typename length_of<F::is_while>::type>;  // a traced length
+            typename derived_length<F, S, mp_list<Ops...>>::type>;
     };
     using operands = typename operands_of<
         mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>, std::make_index_sequence<fcap>>>::type;
@@ -1804,20 +1806,6 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
         using type = mp_list<typename make_node<scan_result_p<F, fc + fy - D::fres + Q>, tracer<S>, tracer<Ops>...>::kiln_expr...>;
     };
 
-    // The backward loop's length when the forward loop's is traced: the steps a while loop took, or the
-    // forward loop's own traced length.
-    template <bool While, bool Traced>
-    struct length_of {
-        using type = mp_list<>;
-    };
-    template <bool Traced>
-    struct length_of<true, Traced> {
-        using type = mp_list<typename make_node<scan_result_p<F, F::steps_result>, tracer<S>, tracer<Ops>...>::kiln_expr>;
-    };
-    template <bool While>
-    struct length_of<While, true> {
-        using type = mp_list<op<fc + fx + fcap>>;
-    };
     template <class Seq>
     struct operands_of;
     template <std::size_t... K, std::size_t... J, std::size_t... C, std::size_t... Y>
@@ -1829,7 +1817,7 @@ struct backward_node<scan_p<Fwd, R>, cotangents<Cs...>, S, Ops...> {
             mp_list<saved<K>...>, mp_list<op<fc + J>...>, typename residual_results<std::make_index_sequence<D::fres>>::type,
             boost::mp11::mp_append<std::conditional_t<(D::y_ct_pos.at[Y] >= 0), mp_list<ct<fc + Y>>, mp_list<>>...>,
             boost::mp11::mp_append<std::conditional_t<(D::saved_ct_pos.at[K] >= 0), mp_list<ct<fc + fy + K>>, mp_list<>>...>,
-            mp_list<op<fc + fx + C>...>, typename length_of<F::is_while, F::traced_length>::type>;
+            mp_list<op<fc + fx + C>...>, typename derived_length<F, S, mp_list<Ops...>>::type>;
     };
     using operands = typename operands_of<mp_list<std::make_index_sequence<fc>, std::make_index_sequence<fx>,
                                                   std::make_index_sequence<fcap>, std::make_index_sequence<fy>>>::type;
@@ -1973,32 +1961,43 @@ inline constexpr bool static_bound = requires { typename X::kiln_expr; } &&
                                      info<typename X::kiln_expr>::kind == node_kind::constant;
 }  // namespace detail
 
-// JAX's lax.fori_loop: x = body(i, x) for i = lower, ..., upper - 1 (no step when upper <= lower); returns
-// the last x. The bounds are integers: compile-time constants (kiln::c<0>, 10_k, std::integral_constant)
-// make it a scan of upper - lower steps, differentiable in both modes; traced integers make it a loop whose
-// length is known at run time, forward- and jvp-differentiable only (grad is the kiln: diagnostic
-// scan_grad_traced_length), as JAX's.
-template <class Lower, class Upper, class Body, class Init>
-constexpr auto fori_loop(Lower const&, Upper const&, Body const&, Init const& init) {
+namespace detail {
+// fori_loop, at most Bound steps (-1: no bound): with constant bounds a scan of upper - lower steps (a bound
+// is only checked), with traced ones a scan of traced length, bounded as kiln::max_steps<Bound> says.
+template <long Bound, class Lower, class Upper, class Body, class Init>
+constexpr auto fori_impl(Init const& init) {
     // A bound that is neither traced nor a constant is a kiln: diagnostic here (and then an int 0).
     [[maybe_unused]] constexpr bool bounds_accepted = detail::to_node<Lower>::value && detail::to_node<Upper>::value;
     using lo_t = tracer<typename detail::to_node<Lower>::type>;
     using hi_t = tracer<typename detail::to_node<Upper>::type>;
-    lo_t const lo{};
-    hi_t const hi{};
     static_assert(std::is_integral_v<typename detail::meta_of_tracer<lo_t>::scalar> &&
                       std::is_integral_v<typename detail::meta_of_tracer<hi_t>::scalar> &&
                       detail::meta_of_tracer<lo_t>::rank == 0 && detail::meta_of_tracer<hi_t>::rank == 0,
                   "kiln: fori_loop: the bounds lower and upper are integer scalars: compile-time constants "
                   "(kiln::c<0>, 10_k) for a loop grad can differentiate, or traced integers");
+    using init_t = decltype(std::tuple(lo_t{}, init));
     if constexpr (detail::static_bound<lo_t> && detail::static_bound<hi_t>) {
         constexpr auto n = detail::info<typename hi_t::kiln_expr>::value - detail::info<typename lo_t::kiln_expr>::value;
-        auto [carry, ys] = kiln::scan(detail::fori_step<Body>{}, std::tuple(lo, init), length<(n > 0 ? static_cast<long>(n) : 0)>);
+        static_assert(Bound < 0 || n <= Bound, "kiln: fori_loop: the constant bounds give more steps than kiln::max_steps<N>");
+        auto [carry, ys] = scan_impl<false, save_carries, fori_step<Body>, init_t, length_t<(n > 0 ? static_cast<long>(n) : 0)>>();
         return std::get<1>(carry);
     } else {
-        auto [carry, ys] = kiln::scan(detail::fori_step<Body>{}, std::tuple(lo, init), kiln::maximum(hi - lo, c<0>));
+        using steps_t = decltype(kiln::maximum(hi_t{} - lo_t{}, c<0>));
+        auto [carry, ys] = scan_impl<false, save_carries, fori_step<Body>, init_t, steps_t, Bound>();
         return std::get<1>(carry);
     }
+}
+}  // namespace detail
+
+// JAX's lax.fori_loop: x = body(i, x) for i = lower, ..., upper - 1 (no step when upper <= lower); returns
+// the last x. The bounds are integers: compile-time constants (kiln::c<0>, 10_k, std::integral_constant)
+// make it a scan of upper - lower steps, differentiable in both modes; traced integers make it a loop whose
+// length is known at run time, forward- and jvp-differentiable (grad is the kiln: diagnostic
+// scan_grad_traced_length), as JAX's; with kiln::max_steps<N> after init (detail/loop/control.hpp) also
+// reverse-differentiable.
+template <class Lower, class Upper, class Body, class Init>
+constexpr auto fori_loop(Lower const&, Upper const&, Body const&, Init const& init) {
+    return detail::fori_impl<-1, Lower, Upper, Body>(init);
 }
 
 }  // namespace kiln
