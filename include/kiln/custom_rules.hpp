@@ -181,8 +181,18 @@ struct result_traits<R> {
     static constexpr int rank = 2;
     static constexpr long rows = R::RowsAtCompileTime, cols = R::ColsAtCompileTime;
 };
+// What fwd's result is evaluated into (an expression is evaluated before its arguments go away).
 template <class R>
-using plain_of = std::conditional_t<std::is_arithmetic_v<R>, R, typename R::PlainObject>;
+struct plain_of_t {
+    using type = R;
+};
+template <class R>
+    requires eigen_dense<R>
+struct plain_of_t<R> {
+    using type = typename R::PlainObject;
+};
+template <class R>
+using plain_of = typename plain_of_t<R>::type;
 
 template <class Rule>
 [[noreturn, gnu::cold, gnu::noinline]] void throw_custom_error(std::string const& what) {
