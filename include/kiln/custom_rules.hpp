@@ -117,11 +117,11 @@ T& opaque_object(Args const& args) {
         if constexpr (std::is_same_v<found, opaque_arg<T>>) {
             return *path_walk<Path>::get(args).object;
         } else {
-            static_assert(raise_if<true, diagnostic::opaque_not_found, Rule, T>::ok);
+            static_cast<void>(raise_if<true, diagnostic::opaque_not_found, Rule, T>::ok);
             return *static_cast<T*>(nullptr);
         }
     } else {
-        static_assert(raise_if<true, diagnostic::opaque_not_found, Rule, T>::ok);
+        static_cast<void>(raise_if<true, diagnostic::opaque_not_found, Rule, T>::ok);
         return *static_cast<T*>(nullptr);
     }
 }
@@ -345,12 +345,7 @@ struct custom_p<Rule, Slots, false> : custom_value_base<Rule, Slots> {
     // Forward mode: none, as in JAX (the diagnostic names custom_jvp).
     template <std::size_t K>
     static constexpr auto jvp(auto...) {
-        static_assert(raise_if<true, diagnostic::custom_vjp_forward_mode, Rule>::ok);
-        return zero{};
-    }
-    template <class... A>
-    static constexpr auto batch(A...) {
-        static_assert(raise_if<true, diagnostic::custom_rule_vmap, Rule>::ok);
+        static_cast<void>(raise_if<true, diagnostic::custom_vjp_forward_mode, Rule>::ok);
         return zero{};
     }
 };
@@ -369,11 +364,6 @@ struct custom_p<Rule, Slots, true> : custom_value_base<Rule, Slots> {
     static constexpr auto vjp(Ct, Y, X...) {
         using XK = boost::mp11::mp_at_c<mp_list<X...>, K>;
         return kiln::grad(pairing<Rule, Slots, K, Ct, Y, mp_list<X...>>{})(XK{});
-    }
-    template <class... A>
-    static constexpr auto batch(A...) {
-        static_assert(raise_if<true, diagnostic::custom_rule_vmap, Rule>::ok);
-        return zero{};
     }
 };
 
@@ -476,17 +466,12 @@ struct custom_bwd_p : primitive_base {
     // Its own derivative: none (bwd is plain C++).
     template <std::size_t J>
     static constexpr auto vjp(auto...) {
-        static_assert(raise_if<true, diagnostic::custom_vjp_second_derivative, Rule>::ok);
+        static_cast<void>(raise_if<true, diagnostic::custom_vjp_second_derivative, Rule>::ok);
         return zero{};
     }
     template <std::size_t J>
     static constexpr auto jvp(auto...) {
-        static_assert(raise_if<true, diagnostic::custom_vjp_second_derivative, Rule>::ok);
-        return zero{};
-    }
-    template <class... A>
-    static constexpr auto batch(A...) {
-        static_assert(raise_if<true, diagnostic::custom_rule_vmap, Rule>::ok);
+        static_cast<void>(raise_if<true, diagnostic::custom_vjp_second_derivative, Rule>::ok);
         return zero{};
     }
 };

@@ -704,18 +704,12 @@ struct custom_vjp_second_derivative {
                   "it is plain C++, which kiln cannot differentiate; write the rule as kiln::custom_jvp, with a "
                   "tangent rule on traced values, to differentiate it again");
 };
-template <class Rule, class... Operands>
-struct custom_rule_vmap {
-    static_assert(detail::fails<Rule, Operands...>,
-                  "kiln: vmap of a custom rule: its functions are plain C++ on one example; loop over the examples "
-                  "(kiln::scan, or a C++ loop around the jitted function) or batch inside the rule itself");
-};
 template <class Rule, class ObjectType>
 struct opaque_not_found {
     static_assert(detail::fails<Rule, ObjectType>,
                   "kiln: a custom rule reads a kiln::opaque argument that is not among the arguments of the graph "
-                  "it is evaluated in (a custom rule with an opaque object inside a loop body, a cond branch or "
-                  "a nested kiln::jit): call the rule in the traced function itself");
+                  "it is evaluated in: a loop body's graph (kiln::scan, fori_loop, while_loop, cond, switch_) reads "
+                  "its own carries only; call the rule with the opaque object outside the loop");
 };
 
 }  // namespace diagnostic
