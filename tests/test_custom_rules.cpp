@@ -138,6 +138,25 @@ TEST(CustomVjp, WrongSizedResultsThrowShapeErrorNamingTheRule) {
         << bwd;
 }
 
+// A shape function: the result of stacking x on itself has twice its rows (the default would say x's).
+constexpr auto stack_twice = kiln::custom_vjp<"stack_twice">(
+    [](auto const& x) {
+        VectorXd r(2 * x.size());
+        r << x, x;
+        return r;
+    },
+    [](auto const& ct, auto const&, auto const& x) -> VectorXd { return ct.head(x.size()) + ct.tail(x.size()); },
+    [](kiln::custom_extent x) { return kiln::custom_extent{2 * x.rows, x.cols}; });
+
+TEST(CustomVjp, ShapeFunctionGivesDynamicExtents) {
+    VectorXd const x = VectorXd::LinSpaced(3, 1.0, 3.0);
+    VectorXd const w = VectorXd::LinSpaced(6, 1.0, 6.0);
+    auto const f = [](auto const& x, auto const& w) { return kiln::sum(stack_twice(x) * w); };
+    auto const [value, g] = kiln::jit(kiln::value_and_grad(f))(x, w);
+    kiln_test::near(value, x.dot(w.head(3)) + x.dot(w.tail(3)));
+    expect_close(g, VectorXd(w.head(3) + w.tail(3)));
+}
+
 // log(1 + e^x), exact for large x where the naive formula overflows; its tangent rule, on traced values, is
 // t * sigmoid(x) (JAX's custom_jvp example).
 constexpr auto log1pexp = kiln::custom_jvp<"log1pexp">(
