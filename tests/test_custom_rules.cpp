@@ -79,6 +79,10 @@ TEST(CustomVjp, SparseSolveValueGradAgainstDenseAndCentralDifferences) {
         EXPECT_NEAR(g[i], (f(kiln::opaque(llt), up, w) - f(kiln::opaque(llt), down, w)) / (2 * h), 1e-7) << i;
     }
 
+    // The IR names the rule and the argument it reads.
+    std::string const text = kiln::trace(loss, kiln::opaque(llt), b, w).as_text();
+    EXPECT_NE(text.find("= sparse_solve[opaque=(args[0])] "), std::string::npos) << text;
+
     // Another factorization (the object is read at each call, never captured in the graph).
     sparse const a2 = 2.0 * a;
     llt_t const llt2(a2);
@@ -105,6 +109,30 @@ TEST(CustomVjp, TwoTracedOperandsEachGetTheirCotangent) {
     double const d = 3.0 * x.dot(y);
     expect_close(gx, VectorXd(2 * d * 3.0 * y));
     expect_close(gy, VectorXd(2 * d * 3.0 * x));
+}
+
+// A non-const opaque object is given by non-const reference: fwd may change it. fwd runs once per
+// evaluation, however many users its result has.
+struct counter {
+    int calls = 0;
+};
+constexpr auto counted = kiln::custom_vjp<"counted">(
+    [](counter& c, auto const& x) -> VectorXd {
+        ++c.calls;
+        return x;
+    },
+    [](auto const& ct, auto const&, counter&, auto const&) -> VectorXd { return ct; });
+
+TEST(CustomVjp, MutableOpaqueObjectAndOneCallPerEvaluation) {
+    counter c;
+    VectorXd const x = VectorXd::LinSpaced(3, 1.0, 3.0);
+    auto const f = kiln::jit([](auto c, auto const& x) {
+        auto const y = counted(c, x);
+        return kiln::sum(y * y) + kiln::sum(y);
+    });
+    kiln_test::near(f(kiln::opaque(c), x), 14.0 + 6.0);
+    kiln_test::near(f(kiln::opaque(c), x), 14.0 + 6.0);
+    EXPECT_EQ(c.calls, 2);
 }
 
 // Run-time shapes: a fwd result of other extents than the shape rule's, a cotangent of the wrong size.

@@ -249,9 +249,49 @@ struct custom_p;
 template <class Rule, class Slots, std::size_t K>
 struct custom_bwd_p;
 
+// The IR's attributes: the opaque arguments a rule reads ("opaque=(args[1])"), and for bwd "backward".
+template <class Slot>
+struct slot_value {
+    using type = void;
+};
+template <class T, class Path>
+struct slot_value<opaque_slot<T, Path>> {
+    using type = opaque_value<T, Path>;
+};
+template <class Slots, bool Backward>
+struct custom_attrs;
+template <class... S, bool Backward>
+struct custom_attrs<mp_list<S...>, Backward> {
+    template <class Slot>
+    static constexpr void add(fixed_text<512>&, bool&, Slot*) {}
+    template <class T, class Path>
+    static constexpr void add(fixed_text<512>& t, bool& first, opaque_slot<T, Path>*) {
+        t.text(first ? "opaque=(" : ",").text(path_text_of<Path>::value.view());
+        first = false;
+    }
+    static constexpr fixed_text<512> make() {
+        fixed_text<512> t;
+        if constexpr (Backward) t.text("backward");
+        bool first = true;
+        if (Backward && (is_opaque_value<typename slot_value<S>::type> || ...)) t.text(" ");
+        (add(t, first, static_cast<S*>(nullptr)), ...);
+        if (!first) t.text(")");
+        return t;
+    }
+    static constexpr fixed_text<512> value = make();
+};
+
+// attrs() for a rule's value node that reads opaque arguments (without any, it has no attributes).
+template <class Slots, bool Any = custom_attrs<Slots, false>::value.size != 0>
+struct custom_value_attrs {};
+template <class Slots>
+struct custom_value_attrs<Slots, true> {
+    static constexpr std::string_view attrs() { return custom_attrs<Slots, false>::value.view(); }
+};
+
 // What both share: dtype and shape from fwd's result type, evaluation by fwd.
 template <class Rule, class Slots>
-struct custom_value_base : primitive_base {
+struct custom_value_base : primitive_base, custom_value_attrs<Slots> {
     static constexpr std::string_view name = Rule::name;
     static constexpr bool operands_in_memory = true;  // fwd reads plain values
     static constexpr bool reads_arguments = true;     // and the kiln::opaque objects
@@ -409,7 +449,7 @@ struct custom_bwd_p : primitive_base {
     static constexpr std::string_view name = Rule::name;
     static constexpr bool operands_in_memory = true;
     static constexpr bool reads_arguments = true;
-    static constexpr std::string_view attrs() { return "backward"; }
+    static constexpr std::string_view attrs() { return custom_attrs<Slots, true>::value.view(); }
 
     template <class Mct, class My, class... M>
     using returned = typename custom_call<typename Rule::bwd, Rule, 2, mp_list<Mct, My, M...>, Slots,
