@@ -2,7 +2,8 @@
 // Cholesky solver (SimplicialLLT, a kiln::opaque argument) wrapped as a primitive, checked against a dense
 // solve, a dense hand-written gradient and central differences, inside kiln operations; a rule of two
 // traced operands; run-time shape errors of fwd and bwd; a numerically stable log1pexp as a custom_jvp
-// (forward mode, reverse mode by transposing its tangent rule, second order). Few jit instantiations: CI's
+// (forward mode, reverse mode by transposing its tangent rule, second order); the solve in both modes, as
+// a custom_jvp whose tangent rule is the custom_vjp solve. Few jit instantiations: CI's
 // compile time. Misuse is tested by tests/compile_fail/cf_custom_*.cpp.
 #include "support.hpp"
 
@@ -87,6 +88,41 @@ TEST(CustomVjp, SparseSolveValueGradAgainstDenseAndCentralDifferences) {
     sparse const a2 = 2.0 * a;
     llt_t const llt2(a2);
     kiln_test::near(f(kiln::opaque(llt2), b, w), (MatrixXd(a2).ldlt().solve(2.0 * b).array().tanh() * w.array()).sum(), 1e-12);
+}
+
+// The solve in both modes: a custom_jvp whose tangent rule (on traced values) is the custom_vjp solve of the
+// tangent (the solve is linear in b). Forward mode calls it; reverse mode transposes it, through solve's bwd.
+constexpr auto solve_both = kiln::custom_jvp<"sparse_solve_both">(
+    [](llt_t const& llt, auto const& b) -> VectorXd { return llt.solve(b); },
+    [](auto t, auto, auto llt, auto) { return solve(llt, t); });
+
+template <class Llt>
+struct of_b {
+    template <class B>
+    auto operator()(B const& b) const {
+        return kiln::sum(kiln::exp(solve_both(Llt{}, b)));
+    }
+};
+
+TEST(CustomJvp, SparseSolveInForwardAndReverseMode) {
+    int const n = 5;
+    sparse const a = spd(n);
+    llt_t const llt(a);
+    MatrixXd const dense = a;
+    VectorXd const b = VectorXd::LinSpaced(n, 0.5, 1.5);
+    VectorXd const t = VectorXd::LinSpaced(n, -1.0, 1.0);
+    auto const f = [](auto llt, auto const& b) { return kiln::sum(kiln::exp(solve_both(llt, b))); };
+    VectorXd const x = dense.ldlt().solve(b);
+    // jvp along t: sum(exp(x) * A^-1 t); grad: A^-1 exp(x).
+    // kiln::jvp differentiates every primal, and an opaque object has no tangent: the jvp is taken inside the
+    // traced function, of a function of b alone that reads the tag (a class: a traced function is a type).
+    auto const [y, y_dot] = kiln::jit([](auto llt, auto const& b, auto const& t) {
+        return kiln::jvp(of_b<decltype(llt)>{}, std::tuple(b), std::tuple(t));
+    })(kiln::opaque(llt), b, t);
+    kiln_test::near(y, x.array().exp().sum());
+    kiln_test::near(y_dot, x.array().exp().matrix().dot(dense.ldlt().solve(t)));
+    VectorXd const g = kiln::grad(f, kiln::argnums<1>)(kiln::opaque(llt), b);
+    expect_close(g, VectorXd(dense.ldlt().solve(x.array().exp().matrix())), 1e-12);
 }
 
 // Two traced operands and an opaque one between them: a weighted dot product sum(x .* y) * scale; bwd returns
