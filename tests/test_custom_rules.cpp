@@ -171,6 +171,23 @@ TEST(CustomVjp, MutableOpaqueObjectAndOneCallPerEvaluation) {
     EXPECT_EQ(c.calls, 2);
 }
 
+// Inside a loop body, and under the loop's derivative (the rule reads no opaque object: a body's graph is
+// evaluated on the loop's carries).
+constexpr auto cube = kiln::custom_vjp<"cube">(
+    [](double x) { return x * x * x; },
+    [](double ct, double, double x) { return ct * 3.0 * x * x; });
+
+TEST(CustomVjp, InsideALoopBodyAndItsGradient) {
+    auto const f = [](auto x) {
+        return kiln::fori_loop(kiln::c<0>, kiln::c<2>, [](auto, auto c) { return cube(c) + c; }, x);
+    };
+    double const x = 0.5;
+    auto const [value, g] = kiln::jit(kiln::value_and_grad(f))(x);
+    double const once = x * x * x + x;
+    kiln_test::near(value, once * once * once + once);
+    kiln_test::near(g, (3 * once * once + 1) * (3 * x * x + 1));
+}
+
 // Run-time shapes: a fwd result of other extents than the shape rule's, a cotangent of the wrong size.
 constexpr auto bad_fwd = kiln::custom_vjp<"bad_fwd">(
     [](auto const& x) -> VectorXd { return VectorXd::Zero(x.size() + 1); },
