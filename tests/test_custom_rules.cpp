@@ -28,10 +28,11 @@ using namespace kiln::literals;
 using sparse = Eigen::SparseMatrix<double>;
 using llt_t = Eigen::SimplicialLLT<sparse>;
 
-// x = A^-1 b for the factorized SPD A; its cotangent for b is A^-1 ct (A is symmetric).
+// x = A^-1 b for the factorized SPD A; its cotangent for b is A^-1 ct (A is symmetric). Both return Eigen's
+// lazy Solve expression, which refers to the value it was given: kiln evaluates it before that goes away.
 constexpr auto solve = kiln::custom_vjp<"sparse_solve">(
-    [](llt_t const& llt, auto const& b) -> VectorXd { return llt.solve(b); },
-    [](auto const& ct, auto const&, llt_t const& llt, auto const&) -> VectorXd { return llt.solve(ct); });
+    [](llt_t const& llt, auto const& b) { return llt.solve(b); },
+    [](auto const& ct, auto const&, llt_t const& llt, auto const&) { return llt.solve(ct); });
 
 // A tridiagonal SPD matrix of order n.
 sparse spd(int n) {

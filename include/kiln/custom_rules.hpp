@@ -23,7 +23,7 @@
 #define KILN_CUSTOM_RULES_HPP
 
 #include <kiln/arguments.hpp>
-#include <kiln/detail/eval/text.hpp>
+#include <kiln/detail/ir/text.hpp>
 #include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/trace/access.hpp>
@@ -420,6 +420,18 @@ template <std::size_t K, class... C>
 struct cotangent_type<K, std::tuple<C...>> {
     using type = std::remove_cvref_t<std::tuple_element_t<K, std::tuple<C...>>>;
 };
+// bwd's result with every expression evaluated, in the full expression of the call: an expression
+// (llt.solve(ct)) may refer to the values bwd received, which live until then.
+template <class B>
+auto evaluate_cotangents(B&& b) {
+    using V = std::remove_cvref_t<B>;
+    if constexpr (is_specialization_of<V, std::tuple>) {
+        return std::apply([](auto&&... c) { return std::tuple<plain_of<std::remove_cvref_t<decltype(c)>>...>(std::forward<decltype(c)>(c)...); },
+                          std::forward<B>(b));
+    } else {
+        return plain_of<V>(std::forward<B>(b));
+    }
+}
 template <std::size_t K, class B>
 decltype(auto) cotangent_get(B& b) {
     if constexpr (is_specialization_of<B, std::tuple>) return std::get<K>(b);
@@ -495,8 +507,8 @@ struct custom_bwd_p : primitive_base {
         auto const xs = std::forward_as_tuple(ct, y, x...);
         using Ms = mp_list<Mct, My, M...>;
         [&]<class... S>(mp_list<S...>*) {
-            auto b = typename Rule::bwd{}(detail::custom_value<Mct>(ct), detail::custom_value<My>(y),
-                                          slot_pass<S, Rule, 2, Ms>::get(args, xs)...);
+            auto b = detail::evaluate_cotangents(typename Rule::bwd{}(detail::custom_value<Mct>(ct), detail::custom_value<My>(y),
+                                                                      slot_pass<S, Rule, 2, Ms>::get(args, xs)...));
             std::string what = "the cotangent of traced operand ";
             what.append(std::to_string(K)).append(" returned by its backward function");
             detail::custom_store<Rule>(dst, out, detail::cotangent_get<K>(b), what.c_str());
