@@ -545,18 +545,28 @@ private:
     }
 };
 
+// The kiln: diagnostic custom_rule_captures for the first callable that is not default-constructible.
+template <class WhichA, class A, class WhichB, class B, class Shape>
+constexpr bool callables_are_types() {
+    if constexpr (!std::is_default_constructible_v<A>) return raise_if<true, diagnostic::custom_rule_captures, WhichA, A>::ok;
+    else if constexpr (!std::is_default_constructible_v<B>) return raise_if<true, diagnostic::custom_rule_captures, WhichB, B>::ok;
+    else return raise_if<!std::is_default_constructible_v<Shape>, diagnostic::custom_rule_captures, diagnostic::shape_function, Shape>::ok;
+}
+
 }  // namespace detail
 
 // kiln::custom_vjp<"name">(fwd, bwd) and (fwd, bwd, shape): a function given by plain C++ fwd on Eigen values,
 // with reverse-mode rule bwd(cotangent, result, arguments...) -> one cotangent per traced operand.
 template <fixed_string Name = "custom_vjp", class Fwd, class Bwd, class Shape = detail::first_operand_shape>
 constexpr auto custom_vjp(Fwd, Bwd, Shape = {}) {
+    static_cast<void>(detail::callables_are_types<diagnostic::fwd_function, Fwd, diagnostic::bwd_function, Bwd, Shape>());
     return detail::custom_fn<detail::custom_rule<Name, Fwd, Bwd, detail::no_callable, Shape>, false>{};
 }
 // kiln::custom_jvp<"name">(f, jvp) and (f, jvp, shape): f plain C++ on Eigen values, jvp(tangents..., result,
 // arguments...) written on traced values, linear in the tangents (forward mode, and reverse mode transposed).
 template <fixed_string Name = "custom_jvp", class F, class Jvp, class Shape = detail::first_operand_shape>
 constexpr auto custom_jvp(F, Jvp, Shape = {}) {
+    static_cast<void>(detail::callables_are_types<diagnostic::fwd_function, F, diagnostic::jvp_function, Jvp, Shape>());
     return detail::custom_fn<detail::custom_rule<Name, F, detail::no_callable, Jvp, Shape>, true>{};
 }
 

@@ -666,6 +666,19 @@ struct opaque_value_in_graph {
                   "kiln::opaque_value<T, path>, a tag without the object; pass it to a kiln::custom_vjp or "
                   "kiln::custom_jvp rule, whose plain C++ functions receive the object itself");
 };
+template <class Which, class Callable>
+struct custom_rule_captures {
+    static_assert(detail::fails<Which, Callable>,
+                  "kiln: the functions of a custom rule must be default-constructible types (lambdas without "
+                  "captures, or classes): a traced function is instantiated, never run, so the graph's node "
+                  "finds them from their type. Pass run-time state as an argument, kiln::opaque(obj); which "
+                  "function (fwd, bwd, jvp, shape) and its type are the template arguments of "
+                  "kiln::diagnostic::custom_rule_captures below");
+};
+struct fwd_function {};
+struct bwd_function {};
+struct jvp_function {};
+struct shape_function {};
 template <class Rule, class Result>
 struct custom_fwd_result {
     static_assert(detail::fails<Rule, Result>,
