@@ -92,13 +92,18 @@ struct untraced {
 // the arguments, no value) and gives it to a custom rule, whose plain C++ functions receive obj itself
 // (T&, by reference, never copied). It is not differentiated and never an operand of kiln's operations.
 template <class T>
-struct opaque_arg {
+class opaque_arg {
+public:
     using kiln_opaque_type = T;
-    T* object;
+    constexpr explicit opaque_arg(T& object) : object_(&object) {}
+    constexpr T& get() const { return *object_; }
+
+private:
+    T* object_;  // never null
 };
 template <class T>
 constexpr opaque_arg<T> opaque(T& object) {
-    return {&object};
+    return opaque_arg<T>(object);
 }
 template <class T>
 void opaque(T const&&) = delete;  // a temporary would dangle

@@ -115,7 +115,7 @@ T& opaque_object(Args const& args) {
     if constexpr (requires { path_walk<Path>::get(args); }) {
         using found = std::remove_cvref_t<decltype(path_walk<Path>::get(args))>;
         if constexpr (std::is_same_v<found, opaque_arg<T>>) {
-            return *path_walk<Path>::get(args).object;
+            return path_walk<Path>::get(args).get();
         } else {
             static_cast<void>(raise_if<true, diagnostic::opaque_not_found, Rule, T>::ok);
             return *static_cast<T*>(nullptr);
