@@ -86,6 +86,33 @@ struct untraced {
     using type = T;
 };
 
+// A run-time object that is not a value of the graph (a sparse matrix, a solver, a physics engine), for the
+// rules of kiln::custom_vjp and kiln::custom_jvp (kiln/custom_rules.hpp): pass kiln::opaque(obj) as an
+// argument of the traced function; f receives kiln::opaque_value<T, Path> (its type and where it is among
+// the arguments, no value) and gives it to a custom rule, whose plain C++ functions receive obj itself
+// (T&, by reference, never copied). It is not differentiated and never an operand of kiln's operations.
+template <class T>
+class opaque_arg {
+public:
+    using kiln_opaque_type = T;
+    constexpr explicit opaque_arg(T& object) : object_(&object) {}
+    constexpr T& get() const { return *object_; }
+
+private:
+    T* object_;  // never null
+};
+template <class T>
+constexpr opaque_arg<T> opaque(T& object) {
+    return opaque_arg<T>(object);
+}
+template <class T>
+void opaque(T const&&) = delete;  // a temporary would dangle
+template <class T, class Path>
+struct opaque_value {
+    using type = T;
+    using path = Path;
+};
+
 // Statically absent: what f receives for std::nullopt, kiln::none and an empty std::optional.
 struct none_t {
     friend constexpr bool operator==(none_t, none_t) = default;

@@ -657,6 +657,74 @@ struct scan_checkpoint_second_order {
                   "derivative of its own; for hessian or grad of grad, use the default kiln::checkpoint::carries; "
                   "the loop is the template argument of kiln::diagnostic::scan_checkpoint_second_order below");
 };
+// Custom rules (kiln/custom_rules.hpp, docs/custom_rules.md). Rule is the rule's type: its name and the
+// types of the user's callables (their lambdas, which compilers print with their file and line).
+template <class ObjectType>
+struct opaque_value_in_graph {
+    static_assert(detail::fails<ObjectType>,
+                  "kiln: a kiln::opaque argument cannot enter the graph as a value: f receives "
+                  "kiln::opaque_value<T, path>, a tag without the object; pass it to a kiln::custom_vjp or "
+                  "kiln::custom_jvp rule, whose plain C++ functions receive the object itself");
+};
+template <class Which, class Callable>
+struct custom_rule_captures {
+    static_assert(detail::fails<Which, Callable>,
+                  "kiln: the functions of a custom rule must be default-constructible types (lambdas without "
+                  "captures, or classes): a traced function is instantiated, never run, so the graph's node "
+                  "finds them from their type. Pass run-time state as an argument, kiln::opaque(obj); which "
+                  "function (fwd, bwd, jvp, shape) and its type are the template arguments of "
+                  "kiln::diagnostic::custom_rule_captures below");
+};
+struct fwd_function {};
+struct bwd_function {};
+struct jvp_function {};
+struct shape_function {};
+template <class Rule, class Result>
+struct custom_fwd_result {
+    static_assert(detail::fails<Rule, Result>,
+                  "kiln: the forward function of a custom rule must return an Eigen dense value (Matrix, Array, "
+                  "or an expression of one: llt.solve(b)) or a scalar, of a kiln dtype (double, float, "
+                  "std::int32_t, std::int64_t, bool); the rule and the type it returned are the template "
+                  "arguments of kiln::diagnostic::custom_fwd_result below");
+};
+template <class Rule, class Given, class Expected>
+struct custom_bwd_count {
+    static_assert(detail::fails<Rule, Given, Expected>,
+                  "kiln: the backward function of a kiln::custom_vjp rule must return one cotangent per traced "
+                  "operand (not per kiln::opaque argument), as a std::tuple (or the value itself for one operand); "
+                  "the rule, the given and the expected counts are the template arguments of "
+                  "kiln::diagnostic::custom_bwd_count below");
+};
+template <class Rule, class Operand, class Given, class Expected>
+struct custom_bwd_shape {
+    static_assert(detail::fails<Rule, Operand, Given, Expected>,
+                  "kiln: a cotangent returned by the backward function of a kiln::custom_vjp rule does not have its "
+                  "operand's shape (a scalar for a scalar operand, an Eigen value of the operand's fixed extents "
+                  "otherwise); the rule, the operand's index among the traced operands, the given and the expected "
+                  "shapes are the template arguments of kiln::diagnostic::custom_bwd_shape below");
+};
+template <class Rule>
+struct custom_vjp_forward_mode {
+    static_assert(detail::fails<Rule>,
+                  "kiln: forward mode (jvp, jacobian of a tall function, hessian) through a kiln::custom_vjp rule: "
+                  "its backward function gives cotangents only, as in JAX; give the rule as kiln::custom_jvp, whose "
+                  "tangent rule kiln can also transpose for reverse mode");
+};
+template <class Rule>
+struct custom_vjp_second_derivative {
+    static_assert(detail::fails<Rule>,
+                  "kiln: a derivative of the backward function of a kiln::custom_vjp rule (grad of grad, hessian): "
+                  "it is plain C++, which kiln cannot differentiate; write the rule as kiln::custom_jvp, with a "
+                  "tangent rule on traced values, to differentiate it again");
+};
+template <class Rule, class ObjectType>
+struct opaque_not_found {
+    static_assert(detail::fails<Rule, ObjectType>,
+                  "kiln: a custom rule reads a kiln::opaque argument that is not among the arguments of the graph "
+                  "it is evaluated in: a loop body's graph (kiln::scan, fori_loop, while_loop, cond, switch_) reads "
+                  "its own carries only; call the rule with the opaque object outside the loop");
+};
+
 }  // namespace diagnostic
 }  // namespace kiln
 

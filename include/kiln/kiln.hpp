@@ -65,6 +65,7 @@
 #include <kiln/ops/wrt.hpp>
 
 #include <kiln/grad.hpp>
+#include <kiln/custom_rules.hpp>
 #include <kiln/jit.hpp>
 #include <kiln/loops.hpp>
 #include <kiln/optim.hpp>

@@ -81,6 +81,9 @@ struct node_eval<K, I, std::index_sequence<J...>> {
             primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
                 dst, ctx.ext[I], std::integral_constant<std::uint64_t, detail::results_read<K, I>()>{},
                 node_eval::operand<J>(ctx)...);
+        } else if constexpr (primitive_traits<primitive>::reads_arguments) {
+            primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], ctx.args,
+                                                                           node_eval::operand<J>(ctx)...);
         } else if constexpr (requires {
                           primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
                               dst, ctx.ext[I], node_eval::operand<J>(ctx)...);

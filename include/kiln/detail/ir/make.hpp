@@ -55,6 +55,10 @@ template <class T>
 struct to_node<untraced<T>> : std::bool_constant<raise_if<true, diagnostic::untraced_value_in_graph, T>::ok> {
     using type = constant<0>;
 };
+template <class T, class Path>
+struct to_node<opaque_value<T, Path>> : std::bool_constant<raise_if<true, diagnostic::opaque_value_in_graph, T>::ok> {
+    using type = constant<0>;
+};
 template <class T>
     requires std::is_same_v<T, none_t>
 struct to_node<T> : std::bool_constant<raise_if<true, diagnostic::none_in_graph, T>::ok> {

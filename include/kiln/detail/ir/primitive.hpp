@@ -78,6 +78,9 @@ struct primitive_base {
     static constexpr bool multiple_results = false;
     // The result a node of this primitive reads from its operand 0, a node with multiple_results; -1: none.
     static constexpr long result_index = -1;
+    // Its assign also reads the traced function's arguments (a kiln::opaque object, kiln/custom_rules.hpp):
+    // it is called as assign<M...>(dst, extent, args, operands...), args the tuple of the arguments.
+    static constexpr bool reads_arguments = false;
 };
 
 namespace detail {
@@ -146,6 +149,10 @@ struct primitive_traits {
     static constexpr long result_index = [] {
         if constexpr (requires { P::result_index; }) return long(P::result_index);
         else return primitive_base::result_index;
+    }();
+    static constexpr bool reads_arguments = [] {
+        if constexpr (requires { P::reads_arguments; }) return bool(P::reads_arguments);
+        else return primitive_base::reads_arguments;
     }();
 
     // Whether constant V is P's identity on the left (V op x = x) or on the right (x op V = x).

@@ -96,6 +96,10 @@ concept untraced_argument =
     std::is_enum_v<A> || std::is_same_v<A, std::string> || std::is_same_v<A, std::string_view> ||
     std::is_same_v<A, char const*> || std::is_same_v<A, char*> ||
     (std::is_array_v<A> && std::is_same_v<std::remove_cv_t<std::remove_extent_t<A>>, char>);
+// kiln::opaque(obj) (kiln/arguments.hpp): a run-time object for custom rules (kiln/custom_rules.hpp); f
+// receives kiln::opaque_value<T, path>, its type and where it is, and the rule reads it at evaluation.
+template <class A>
+concept opaque_argument = requires { typename A::kiln_opaque_type; };
 template <class A>
 concept optional_argument = is_specialization_of<A, std::optional>;
 // std::reference_wrapper<T> (std::cref(x), e.g. as a value of a boost::hana::map): T, bound through it.
@@ -132,7 +136,7 @@ template <class A>
 concept non_dense_eigen = std::is_base_of_v<Eigen::EigenBase<A>, A> && !eigen_dense<A>;
 
 enum class arg_kind {
-    tensor, spec, scalar, inexact, static_value, untraced, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
+    tensor, spec, scalar, inexact, static_value, untraced, opaque, optional, reference, none, tuple, hana_struct, hana_map, aggregate,
     runtime_map, variable_length, pointer, non_dense_eigen, non_aggregate, unsupported
 };
 
@@ -145,6 +149,7 @@ constexpr arg_kind kind_of() {
     else if constexpr (scalar_argument<A>) return arg_kind::scalar;
     else if constexpr (static_argument<A>) return arg_kind::static_value;
     else if constexpr (untraced_argument<A>) return arg_kind::untraced;
+    else if constexpr (opaque_argument<A>) return arg_kind::opaque;
     else if constexpr (optional_argument<A>) return arg_kind::optional;
     else if constexpr (reference_argument<A>) return arg_kind::reference;
     else if constexpr (none_argument<A>) return arg_kind::none;
@@ -218,6 +223,9 @@ template <class A>
 using untraced_type = std::conditional_t<std::is_array_v<A> || std::is_pointer_v<A>, char const*, A>;
 template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::untraced> : no_leaves<untraced<untraced_type<A>>> {};
+
+template <class A, class Site>
+struct arg_rule<A, Site, arg_kind::opaque> : no_leaves<opaque_value<typename A::kiln_opaque_type, typename Site::path>> {};
 
 template <class A, class Site>
 struct arg_rule<A, Site, arg_kind::none> : no_leaves<none_t> {};
