@@ -18,9 +18,12 @@
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/at.hpp>
 #include <kiln/ops/cast.hpp>
+#include <kiln/ops/cholesky.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/concatenate.hpp>
 #include <kiln/ops/cos.hpp>
+#include <kiln/ops/diag.hpp>
+#include <kiln/ops/diagonal.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/dot.hpp>
 #include <kiln/ops/dynamic_slice.hpp>
@@ -31,6 +34,7 @@
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
 #include <kiln/ops/log_softmax.hpp>
+#include <kiln/ops/logdet.hpp>
 #include <kiln/ops/logsumexp.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/matrix.hpp>
@@ -43,6 +47,7 @@
 #include <kiln/ops/neg.hpp>
 #include <kiln/ops/outer.hpp>
 #include <kiln/ops/pad.hpp>
+#include <kiln/ops/pd_solve.hpp>
 #include <kiln/ops/pow.hpp>
 #include <kiln/ops/prod.hpp>
 #include <kiln/ops/reshape.hpp>
@@ -61,6 +66,8 @@
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/triangular_solve.hpp>
+#include <kiln/ops/tril.hpp>
 #include <kiln/ops/where.hpp>
 #include <kiln/ops/wrt.hpp>
 
