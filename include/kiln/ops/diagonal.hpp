@@ -37,7 +37,7 @@ struct diagonal_p : primitive_base {
     }
     template <class A, class X>
     static auto lower(detail::extent, X const& x) {
-        return x.diagonal();
+        return detail::as_matrix(x).diagonal();
     }
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
     template <std::size_t>

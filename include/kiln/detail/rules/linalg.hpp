@@ -11,6 +11,7 @@
 #include <kiln/errors.hpp>
 
 #include <limits>
+#include <string_view>
 #include <type_traits>
 
 namespace kiln::linalg {
@@ -34,6 +35,23 @@ inline constexpr positive_definite_t positive_definite{};
 }  // namespace kiln::linalg
 
 namespace kiln::detail {
+
+// The value of a factorization node (lu, eigh, qr): Eigen's decomposition object D, which the primitives of
+// its results and of its uses (a solve, a determinant) read, and their derivatives read again, so a matrix is
+// factorized once per evaluation. A node of rank 0 whose dtype is no dtype, like a loop's results: it is
+// never an output and never differentiated (its readers' rules give the derivative with respect to the
+// matrix itself).
+template <class D>
+struct factorization {
+    static constexpr std::string_view value_name = "factorization";
+    D d;
+    bool failed = false;  // singular (lu): what reads it gives NaN
+};
+// The rule of a factorization node.
+template <class D>
+struct factorization_rule : structural_rule<factorization<D>, false, 0, 1, 1> {
+    static constexpr bool always_materialize = true;
+};
 
 // A result the primitive writes itself (a factorization, a solve): materialized, never fused.
 template <class Scalar, long Rows, long Cols>
