@@ -162,7 +162,7 @@ struct eigh_gaps_p : primitive_base {
 
 namespace linalg {
 template <traced_value A>
-constexpr auto eigh(A const& a) {
+constexpr auto eigh(A const&) {
     using F = decltype(detail::make_node<ops::eigh_p<true>, A>());
     using W = decltype(detail::make_node<ops::eigenvalues_p, A, F>());
     using V = decltype(detail::make_node<ops::eigenvectors_p, A, F>());
@@ -177,7 +177,7 @@ constexpr auto eigvalsh(A const&) {
 
 namespace ops {
 template <std::size_t K>
-constexpr auto eigenvalues_p::vjp(auto ct, auto, auto a, auto) {
+constexpr auto eigenvalues_p::vjp([[maybe_unused]] auto ct, auto, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const v = linalg::eigh(a).second;
         return matmul(v * transpose(ct), transpose(v));
@@ -186,7 +186,7 @@ constexpr auto eigenvalues_p::vjp(auto ct, auto, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto eigenvalues_p::jvp(auto t, auto, auto a, auto) {
+constexpr auto eigenvalues_p::jvp([[maybe_unused]] auto t, auto, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const v = linalg::eigh(a).second;
         return transpose(kiln::sum(v * matmul(detail::symmetric_part(t), v), axis<0>));
@@ -195,7 +195,7 @@ constexpr auto eigenvalues_p::jvp(auto t, auto, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto eigenvectors_p::vjp(auto ct, auto v, auto a, auto) {
+constexpr auto eigenvectors_p::vjp([[maybe_unused]] auto ct, [[maybe_unused]] auto v, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const gaps = detail::make_node<eigh_gaps_p, decltype(linalg::eigh(a).first)>();
         return detail::symmetric_part(matmul(matmul(v, gaps * matmul(transpose(v), ct)), transpose(v)));
@@ -204,7 +204,7 @@ constexpr auto eigenvectors_p::vjp(auto ct, auto v, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto eigenvectors_p::jvp(auto t, auto v, auto a, auto) {
+constexpr auto eigenvectors_p::jvp([[maybe_unused]] auto t, [[maybe_unused]] auto v, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const gaps = detail::make_node<eigh_gaps_p, decltype(linalg::eigh(a).first)>();
         return matmul(v, gaps * matmul(matmul(transpose(v), detail::symmetric_part(t)), v));

@@ -160,7 +160,7 @@ constexpr auto qr_tangent_parts(auto t, auto q, auto r) {
 
 namespace ops {
 template <std::size_t K>
-constexpr auto qr_q_p::vjp(auto ct, auto q, auto a, auto) {
+constexpr auto qr_q_p::vjp([[maybe_unused]] auto ct, [[maybe_unused]] auto q, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const r = linalg::qr(a).second;
         return detail::times_r_inverse_transposed(ct - matmul(q, detail::copy_lower_to_upper(matmul(transpose(ct), q))), r);
@@ -169,7 +169,7 @@ constexpr auto qr_q_p::vjp(auto ct, auto q, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto qr_q_p::jvp(auto t, auto q, auto a, auto) {
+constexpr auto qr_q_p::jvp([[maybe_unused]] auto t, [[maybe_unused]] auto q, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const p = detail::qr_tangent_parts(t, q, linalg::qr(a).second);
         return matmul(q, p.skew - p.q_da_r_inverse) + p.da_r_inverse;
@@ -178,7 +178,7 @@ constexpr auto qr_q_p::jvp(auto t, auto q, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto qr_r_p::vjp(auto ct, auto r, auto a, auto) {
+constexpr auto qr_r_p::vjp([[maybe_unused]] auto ct, [[maybe_unused]] auto r, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const q = linalg::qr(a).first;
         return detail::times_r_inverse_transposed(matmul(q, detail::copy_lower_to_upper(matmul(r, transpose(ct)))), r);
@@ -187,7 +187,7 @@ constexpr auto qr_r_p::vjp(auto ct, auto r, auto a, auto) {
     }
 }
 template <std::size_t K>
-constexpr auto qr_r_p::jvp(auto t, auto r, auto a, auto) {
+constexpr auto qr_r_p::jvp([[maybe_unused]] auto t, [[maybe_unused]] auto r, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const p = detail::qr_tangent_parts(t, linalg::qr(a).first, r);
         return matmul(p.q_da_r_inverse - p.skew, r);

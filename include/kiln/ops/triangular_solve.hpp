@@ -121,7 +121,7 @@ struct triangular_solve_p : primitive_base {
     // (one row each on the right). Stacked along the axis a applies along, that is one solve with many
     // right-hand sides; stacked the other way, the same solve from the other side with a transposed.
     template <class A, class B>
-    static constexpr auto batch(auto, A, B b) {
+    static constexpr auto batch(auto, A, B) {
         using E = detail::meta_of_tracer<typename B::example>;
         constexpr bool vector = O.left_side ? E::cols == 1 : E::rows == 1;
         if constexpr (A::axis >= 0 || !vector) {
