@@ -52,6 +52,8 @@ template <traced_value V>
 constexpr auto diag(V const&) {
     return detail::make_node<ops::diag_p, V>();
 }
+template <traced_value X>
+constexpr auto diagonal(X const&);  // ops/diagonal.hpp
 }  // namespace linalg
 }  // namespace kiln
 
