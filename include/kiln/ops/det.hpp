@@ -39,17 +39,18 @@ struct determinant_base : primitive_base {
     };
     static constexpr double flops(detail::extent, detail::extent a, detail::extent) { return static_cast<double>(a.rows); }
     // The sign of the permutation times the product of U's diagonal's signs, and the sum of log |U_ii|.
-    template <class S, class XF>
-    static S sign(XF const& f) {
-        if (f.d.matrixLU().rows() == 0) return S(1);
+    // A 0 x 0 matrix (whose factorization is never computed, ops/lu.hpp) has determinant 1: sign 1, log 0.
+    template <class S, class XA, class XF>
+    static S sign(XA const& a, XF const& f) {
+        if (a.rows() == 0) return S(1);
         S s = S(f.d.permutationP().determinant());
         auto const u = f.d.matrixLU().diagonal();
         for (long i = 0; i < u.size(); ++i) s *= u(i) > 0 ? S(1) : u(i) < 0 ? S(-1) : u(i) == 0 ? S(0) : u(i);
         return s;
     }
-    template <class S, class XF>
-    static S log_abs(XF const& f) {
-        if (f.d.matrixLU().rows() == 0) return S(0);
+    template <class S, class XA, class XF>
+    static S log_abs(XA const& a, XF const& f) {
+        if (a.rows() == 0) return S(0);
         return f.d.matrixLU().diagonal().array().abs().log().sum();
     }
 };
@@ -77,8 +78,8 @@ struct det_p : determinant_base<det_p> {
 struct slogdet_sign_p : determinant_base<slogdet_sign_p> {
     static constexpr std::string_view name = "slogdet_sign";
     template <class A, class F, class XA, class XF>
-    static auto lower(detail::extent, XA const&, XF const& f) {
-        return determinant_base::sign<typename A::scalar>(f);
+    static auto lower(detail::extent, XA const& a, XF const& f) {
+        return determinant_base::sign<typename A::scalar>(a, f);
     }
     template <std::size_t>
     static constexpr auto vjp(auto, auto, auto, auto) {
@@ -93,8 +94,8 @@ struct slogdet_sign_p : determinant_base<slogdet_sign_p> {
 struct logabsdet_p : determinant_base<logabsdet_p> {
     static constexpr std::string_view name = "logabsdet";
     template <class A, class F, class XA, class XF>
-    static auto lower(detail::extent, XA const&, XF const& f) {
-        return determinant_base::log_abs<typename A::scalar>(f);
+    static auto lower(detail::extent, XA const& a, XF const& f) {
+        return determinant_base::log_abs<typename A::scalar>(a, f);
     }
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto a, auto f) {

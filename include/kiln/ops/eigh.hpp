@@ -11,10 +11,9 @@
 //   eigenvalues   a's cotangent  v diag(ct) v^T;                 tangent  diag(v^T da v)
 //   eigenvectors  a's cotangent  sym(v (F * (v^T ct)) v^T);      tangent  v (F * (v^T da v))
 // with F_ij = 1 / (w_j - w_i) for i != j. Decided (docs/linalg.md): where two eigenvalues are equal (within
-// n eps max|w|), F_ij = 0. An eigenvector inside a repeated eigenvalue's eigenspace is not a function of a
-// (any rotation of that basis is as good), so no derivative exists for it; with F_ij = 0 the derivative is
-// the true one for every function of the eigenvalues and of the eigenspaces (projectors v_k v_k^T summed over
-// an eigenspace, a^p, exp(a), ...), and finite instead of NaN (JAX's and PyTorch's) otherwise.
+// n eps max|w|), F_ij = 0: finite instead of NaN (JAX's and PyTorch's), and the true derivative of what does
+// not depend on the basis of a repeated eigenspace (symmetric functions of the eigenvalues, the eigenspaces'
+// projectors); not of a matrix function v diag(f(w)) v^T at a repeated eigenvalue (0 where f'(w) belongs).
 #ifndef KILN_OPS_EIGH_HPP
 #define KILN_OPS_EIGH_HPP
 
