@@ -76,6 +76,14 @@ struct needs_matrix {
 };
 
 template <class Primitive, class... Operands>
+struct needs_square_matrix {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: this linear-algebra primitive needs a square matrix (n x n) of float or double; the "
+                  "primitive, each operand's argument index and shape are the template arguments of "
+                  "kiln::diagnostic::needs_square_matrix below");
+};
+
+template <class Primitive, class... Operands>
 struct needs_vector {
     static_assert(detail::fails<Primitive, Operands...>,
                   "kiln: this primitive needs vector operands (n x 1 or 1 x n); the primitive, each operand's "

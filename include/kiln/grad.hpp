@@ -64,6 +64,32 @@ auto jvp(F f, std::tuple<Ps...> const& primals, std::tuple<Ts...> const& tangent
     }
 }
 
+// kiln::linearize(f, primals...): (f(primals...), f_jvp) where f_jvp(tangents...) is the derivative of f at
+// primals along tangents (JAX's jax.linearize). f_jvp holds copies of the primals; each call evaluates the jvp
+// graph without the primal output (what the tangent does not need is pruned, what it needs is computed
+// again: kiln keeps no values between calls). On traced primals (inside a traced function) both are traced.
+template <class F, class... Ps>
+auto linearize(F f, Ps const&... primals) {
+    if constexpr (detail::any_traced<Ps...>) {
+        auto lin = [f, primals...](auto const&... tangents) { return kiln::jvp(f, std::tuple(primals...), std::tuple(tangents...)).second; };
+        return std::pair(f(primals...), lin);
+    } else {
+        auto tangent_only = [f](auto const&... all) {
+            return [&]<std::size_t... I>(std::index_sequence<I...>) {
+                auto const args = std::forward_as_tuple(all...);
+                return kiln::jvp(f, std::forward_as_tuple(std::get<I>(args)...),
+                                 std::forward_as_tuple(std::get<sizeof...(I) + I>(args)...))
+                    .second;
+            }(std::index_sequence_for<Ps...>{});
+        };
+        auto lin = [tangent_only, stored = std::tuple<std::remove_cvref_t<Ps>...>(primals...)](auto const&... tangents) {
+            static_assert(sizeof...(tangents) == sizeof...(Ps), "kiln: linearize: give one tangent per primal");
+            return std::apply([&](auto const&... p) { return kiln::jit(tangent_only)(p..., tangents...); }, stored);
+        };
+        return std::pair(kiln::jit(f)(primals...), lin);
+    }
+}
+
 // The Jacobian of f, a function of one fixed-size vector (or scalar) returning a fixed-size vector (or
 // scalar): the m x n matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a
 // scalar x, the derivative (shaped like the result). The mode is chosen by the static sizes: forward mode

@@ -18,20 +18,28 @@
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/at.hpp>
 #include <kiln/ops/cast.hpp>
+#include <kiln/ops/cholesky.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/concatenate.hpp>
 #include <kiln/ops/cos.hpp>
+#include <kiln/ops/det.hpp>
+#include <kiln/ops/diag.hpp>
+#include <kiln/ops/diagonal.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/dot.hpp>
 #include <kiln/ops/dynamic_slice.hpp>
+#include <kiln/ops/eigh.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/expm1.hpp>
 #include <kiln/ops/eye.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/inv.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
 #include <kiln/ops/log_softmax.hpp>
+#include <kiln/ops/logdet.hpp>
 #include <kiln/ops/logsumexp.hpp>
+#include <kiln/ops/lu.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/matrix.hpp>
 #include <kiln/ops/max.hpp>
@@ -43,8 +51,10 @@
 #include <kiln/ops/neg.hpp>
 #include <kiln/ops/outer.hpp>
 #include <kiln/ops/pad.hpp>
+#include <kiln/ops/pd_solve.hpp>
 #include <kiln/ops/pow.hpp>
 #include <kiln/ops/prod.hpp>
+#include <kiln/ops/qr.hpp>
 #include <kiln/ops/reshape.hpp>
 #include <kiln/ops/rsqrt.hpp>
 #include <kiln/ops/sigmoid.hpp>
@@ -52,6 +62,7 @@
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/slice.hpp>
 #include <kiln/ops/softmax.hpp>
+#include <kiln/ops/solve.hpp>
 #include <kiln/ops/sqrt.hpp>
 #include <kiln/ops/square.hpp>
 #include <kiln/ops/squeeze.hpp>
@@ -61,6 +72,8 @@
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/triangular_solve.hpp>
+#include <kiln/ops/tril.hpp>
 #include <kiln/ops/where.hpp>
 #include <kiln/ops/wrt.hpp>
 
