@@ -460,4 +460,34 @@ TEST(Grad, AStructViewReturnedIsTheStructAgain) {
     EXPECT_EQ(q.b, d.p.b);
 }
 
+// linearize: the value, and a linear function of the tangents equal to jvp at the same primals; its primals are
+// copies (changing the caller's afterwards changes nothing); inside a traced function, traced.
+TEST(Grad, LinearizeIsJvpAtFixedPrimals) {
+    auto f = [](auto const& x, auto const& w) { return kiln::sum(kiln::tanh(kiln::matmul(x, w))); };
+    MatrixXd x = MatrixXd::Random(4, 3), w = MatrixXd::Random(3, 2);
+    MatrixXd const tx = MatrixXd::Random(4, 3), tw = MatrixXd::Random(3, 2);
+    auto [y, f_jvp] = kiln::linearize(f, x, w);
+    auto const [y2, t2] = kiln::jvp(f, std::tuple(x, w), std::tuple(tx, tw));
+    EXPECT_EQ(y, y2);
+    EXPECT_NEAR(f_jvp(tx, tw), t2, 1e-13);
+    EXPECT_NEAR(f_jvp(MatrixXd(2 * tx), MatrixXd(2 * tw)), 2 * t2, 1e-12);  // linear
+    x.setZero();                                                            // f_jvp kept its own copy
+    EXPECT_NEAR(f_jvp(tx, tw), t2, 1e-13);
+    // Central differences along (tx, tw), at other primals.
+    MatrixXd const x3 = MatrixXd::Random(4, 3);
+    auto const [y3, f_jvp3] = kiln::linearize(f, x3, w);
+    double const h = 1e-6;
+    double const fd = (kiln::jit(f)(MatrixXd(x3 + h * tx), MatrixXd(w + h * tw)) -
+                       kiln::jit(f)(MatrixXd(x3 - h * tx), MatrixXd(w - h * tw))) / (2 * h);
+    EXPECT_NEAR(f_jvp3(tx, tw), fd, 1e-8);
+    EXPECT_EQ(y3, kiln::jit(f)(x3, w));
+    // Traced: inside a function, linearize builds the jvp into its graph.
+    auto g = [f](auto const& a, auto const& b) {
+        auto [v, l] = kiln::linearize(f, a, b);
+        return v + l(a, b);
+    };
+    MatrixXd const x1 = MatrixXd::Random(4, 3);
+    EXPECT_NEAR(kiln::jit(g)(x1, w), kiln::jit(f)(x1, w) + kiln::jvp(f, std::tuple(x1, w), std::tuple(x1, w)).second, 1e-13);
+}
+
 }  // namespace
