@@ -78,7 +78,7 @@ struct needs_matrix {
 template <class Primitive, class... Operands>
 struct needs_square_matrix {
     static_assert(detail::fails<Primitive, Operands...>,
-                  "kiln: this linear-algebra primitive needs a square matrix (n x n) of float or double; the "
+                  "kiln: this linear-algebra primitive needs a square matrix (n x n); the "
                   "primitive, each operand's argument index and shape are the template arguments of "
                   "kiln::diagnostic::needs_square_matrix below");
 };

@@ -113,14 +113,20 @@ struct logabsdet_p : determinant_base<logabsdet_p> {
 namespace linalg {
 template <traced_value A>
 constexpr auto det(A const& a) {
-    return detail::make_node<ops::det_p, A, decltype(detail::lu(a))>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::det_p, A>();
+    else return detail::make_node<ops::det_p, A, decltype(detail::lu(a))>();
 }
 template <traced_value A>
 constexpr auto slogdet(A const& a) {
-    using F = decltype(detail::lu(a));
-    using S = decltype(detail::make_node<ops::slogdet_sign_p, A, F>());
-    using L = decltype(detail::make_node<ops::logabsdet_p, A, F>());
-    return std::pair<S, L>{};
+    if constexpr (detail::bad_square_operand<A>()) {
+        auto const failed = detail::fail_square_operand<ops::logabsdet_p, A>();
+        return std::pair(failed, failed);
+    } else {
+        using F = decltype(detail::lu(a));
+        using S = decltype(detail::make_node<ops::slogdet_sign_p, A, F>());
+        using L = decltype(detail::make_node<ops::logabsdet_p, A, F>());
+        return std::pair<S, L>{};
+    }
 }
 }  // namespace linalg
 }  // namespace kiln

@@ -58,7 +58,8 @@ struct inv_p : primitive_base {
 namespace linalg {
 template <traced_value A>
 constexpr auto inv(A const& a) {
-    return detail::make_node<ops::inv_p, A, decltype(detail::lu(a))>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::inv_p, A>();
+    else return detail::make_node<ops::inv_p, A, decltype(detail::lu(a))>();
 }
 }  // namespace linalg
 }  // namespace kiln

@@ -57,7 +57,8 @@ struct logdet_p : primitive_base {
 namespace linalg {
 template <traced_value A>
 constexpr auto logdet(A const& a) {
-    return detail::make_node<ops::logdet_p, A, decltype(linalg::cholesky(a))>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::logdet_p, A>();
+    else return detail::make_node<ops::logdet_p, A, decltype(linalg::cholesky(a))>();
 }
 }  // namespace linalg
 }  // namespace kiln

@@ -134,11 +134,13 @@ struct pd_inverse_p : primitive_base {
 namespace linalg {
 template <traced_value A, traced_value B>
 constexpr auto solve(A const& a, B const&, positive_definite_t) {
-    return detail::make_node<ops::pd_solve_p, A, decltype(linalg::cholesky(a)), B>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::pd_solve_p, A>();
+    else return detail::make_node<ops::pd_solve_p, A, decltype(linalg::cholesky(a)), B>();
 }
 template <traced_value A>
 constexpr auto inv(A const& a, positive_definite_t) {
-    return detail::make_node<ops::pd_inverse_p, A, decltype(linalg::cholesky(a))>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::pd_inverse_p, A>();
+    else return detail::make_node<ops::pd_inverse_p, A, decltype(linalg::cholesky(a))>();
 }
 }  // namespace linalg
 }  // namespace kiln

@@ -98,7 +98,8 @@ struct solve_p : primitive_base {
 namespace linalg {
 template <traced_value A, traced_value B>
 constexpr auto solve(A const& a, B const&) {
-    return detail::make_node<ops::solve_p<>, A, decltype(detail::lu(a)), B>();
+    if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::solve_p<>, A>();
+    else return detail::make_node<ops::solve_p<>, A, decltype(detail::lu(a)), B>();
 }
 }  // namespace linalg
 }  // namespace kiln

@@ -64,12 +64,30 @@ template <class A>
 inline constexpr long square_extent = A::rows >= 0 ? A::rows : A::cols;
 
 // Whether operand A of primitive P is a square matrix of float or double; raises the kiln: diagnostic
-// otherwise (a scalar, an integer or bool matrix, fixed extents that differ).
+// otherwise: needs_square_matrix (a scalar, fixed extents that differ), or wrong_dtype (an integer or bool
+// matrix).
+template <class A>
+inline constexpr bool is_square = A::rank == 2 && (A::rows < 0 || A::cols < 0 || A::rows == A::cols);
 template <class P, class A>
 constexpr bool square_floating() {
-    constexpr bool square = A::rank == 2 && (A::rows < 0 || A::cols < 0 || A::rows == A::cols);
-    constexpr bool floating = std::is_floating_point_v<typename A::scalar>;
-    return raise_if<!(square && floating), diagnostic::needs_square_matrix, P, operand_description<A>>::ok;
+    if constexpr (!is_square<A>)
+        return raise_if<true, diagnostic::needs_square_matrix, P, operand_description<A>>::ok;
+    else
+        return raise_if<!std::is_floating_point_v<typename A::scalar>, diagnostic::wrong_dtype, P,
+                        operand_description<A>>::ok;
+}
+// The user-facing functions whose node reads a factorization node (solve reads lu(a)) check a first, so that
+// a bad a is one diagnostic, naming the function's primitive P, not one per node.
+template <class X>
+constexpr bool bad_square_operand() {
+    using A = meta_of_tracer<X>;
+    return !is_square<A> || !std::is_floating_point_v<typename A::scalar>;
+}
+template <class P, class X>
+constexpr auto fail_square_operand() {
+    using A = meta_of_tracer<X>;
+    if constexpr (!is_square<A>) return fail<diagnostic::needs_square_matrix, P, operand_description<A>>();
+    else return fail<diagnostic::wrong_dtype, P, operand_description<A>>();
 }
 
 // The run-time check of a square operand (operand `index`), with the result's extents `out`.
