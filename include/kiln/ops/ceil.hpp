@@ -21,7 +21,7 @@ struct ceil_p : detail::elementwise_unary<ceil_p> {
     static auto apply(X const& x) {
         if constexpr (std::is_integral_v<detail::element_t<X>>) return x;
         else if constexpr (std::is_arithmetic_v<X>) return std::ceil(x);
-        else return x.ceil();
+        else return x.unaryExpr([](auto e) { return std::ceil(e); });  // Eigen's .ceil() loses -0
     }
     // zero in both modes: nothing is built for the derivative
     template <std::size_t K>

@@ -1,4 +1,4 @@
-// floor: the largest integer not above x, elementwise (floor(-0.5) is -0); integers (and bools) stay
+// floor: the largest integer not above x, elementwise (floor(-0.0) is -0); integers (and bools) stay
 // as they are. Its derivative is zero everywhere (as JAX's, not an error).
 #ifndef KILN_OPS_FLOOR_HPP
 #define KILN_OPS_FLOOR_HPP
@@ -21,7 +21,7 @@ struct floor_p : detail::elementwise_unary<floor_p> {
     static auto apply(X const& x) {
         if constexpr (std::is_integral_v<detail::element_t<X>>) return x;
         else if constexpr (std::is_arithmetic_v<X>) return std::floor(x);
-        else return x.floor();
+        else return x.unaryExpr([](auto e) { return std::floor(e); });  // Eigen's .floor() loses -0
     }
     // zero in both modes: nothing is built for the derivative
     template <std::size_t K>
