@@ -522,6 +522,22 @@ inline constexpr auto pose_residual = [](auto const& w, auto const& t, auto cons
     return kiln::sum(r * r);
 };
 
+// torch.sum(atan(x) + asin(x) + acos(x) + sinh(x) cosh(x) + asinh(x) + atanh(x) + erf(x) erfc(x))
+//   + torch.sum(acosh(u) + lgamma(u) u)
+inline constexpr auto inverse_trig_hyperbolic = [](auto const& x, auto const& u) {
+    return kiln::sum(kiln::atan(x) + kiln::asin(x) + kiln::acos(x) + kiln::sinh(x) * kiln::cosh(x) + kiln::asinh(x) +
+                     kiln::atanh(x) + kiln::erf(x) * kiln::erfc(x)) +
+           kiln::sum(kiln::acosh(u) + kiln::lgamma(u) * u);
+};
+
+// torch.sum(sign(x) x^2 + (floor(3x) + ceil(3x) + round(3x)) x + remainder(3x, y) y + atan2(x, y)
+//   + clip(x, -0.5, 0.5))
+inline constexpr auto rounding_mod_atan2 = [](auto const& x, auto const& y) {
+    auto const x3 = kiln::c<3> * x;
+    auto const s = kiln::sign(x) * kiln::square(x) + (kiln::floor(x3) + kiln::ceil(x3) + kiln::round(x3)) * x;
+    return kiln::sum(s + kiln::mod(x3, y) * y + kiln::atan2(x, y) + kiln::clip(x, kiln::c<-0.5>, kiln::c<0.5>));
+};
+
 }  // namespace kiln_oracle
 
 #endif

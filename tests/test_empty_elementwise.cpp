@@ -1,6 +1,7 @@
-// Empty extents through the primitives whose result has their operands' shape: unary (abs cos exp expm1
-// log log1p neg rsqrt sigmoid sin sqrt square tan tanh cast pow transpose stop_gradient:
-// EmptyUnary/<name>), binary with broadcasting (add sub mul div maximum minimum compare where:
+// Empty extents through the primitives whose result has their operands' shape: unary (abs acos acosh asin
+// asinh atan atanh ceil clip cos cosh digamma erf erfc exp expm1 floor lgamma log log1p neg polygamma round
+// rsqrt sigmoid sign sin sinh sqrt square tan tanh cast pow transpose stop_gradient: EmptyUnary/<name>),
+// binary with broadcasting (add sub mul div atan2 mod maximum minimum compare where:
 // EmptyBinary/<name>), and the normalizations (softmax log_softmax: EmptyNormalization/<name>). The rule:
 // tests/empty_support.hpp.
 #include "empty_support.hpp"
@@ -22,15 +23,33 @@ struct unary_row {
     static auto apply(auto const& x) { return F(x); }
 };
 using abs_row = unary_row<"abs", [](auto const& x) { return kiln::abs(x); }>;
+using acos_row = unary_row<"acos", [](auto const& x) { return kiln::acos(x); }>;
+using acosh_row = unary_row<"acosh", [](auto const& x) { return kiln::acosh(x); }>;
+using asin_row = unary_row<"asin", [](auto const& x) { return kiln::asin(x); }>;
+using asinh_row = unary_row<"asinh", [](auto const& x) { return kiln::asinh(x); }>;
+using atan_row = unary_row<"atan", [](auto const& x) { return kiln::atan(x); }>;
+using atanh_row = unary_row<"atanh", [](auto const& x) { return kiln::atanh(x); }>;
+using ceil_row = unary_row<"ceil", [](auto const& x) { return kiln::ceil(x); }>;
+using clip_row = unary_row<"clip", [](auto const& x) { return kiln::clip(x, kiln::c<-1>, kiln::c<1>); }>;
 using cos_row = unary_row<"cos", [](auto const& x) { return kiln::cos(x); }>;
+using cosh_row = unary_row<"cosh", [](auto const& x) { return kiln::cosh(x); }>;
+using digamma_row = unary_row<"digamma", [](auto const& x) { return kiln::digamma(x); }>;
+using erf_row = unary_row<"erf", [](auto const& x) { return kiln::erf(x); }>;
+using erfc_row = unary_row<"erfc", [](auto const& x) { return kiln::erfc(x); }>;
 using exp_row = unary_row<"exp", [](auto const& x) { return kiln::exp(x); }>;
 using expm1_row = unary_row<"expm1", [](auto const& x) { return kiln::expm1(x); }>;
+using floor_row = unary_row<"floor", [](auto const& x) { return kiln::floor(x); }>;
+using lgamma_row = unary_row<"lgamma", [](auto const& x) { return kiln::lgamma(x); }>;
 using log_row = unary_row<"log", [](auto const& x) { return kiln::log(x); }>;
 using log1p_row = unary_row<"log1p", [](auto const& x) { return kiln::log1p(x); }>;
 using neg_row = unary_row<"neg", [](auto const& x) { return -x; }>;
+using polygamma_row = unary_row<"polygamma", [](auto const& x) { return kiln::polygamma<1>(x); }>;
+using round_row = unary_row<"round", [](auto const& x) { return kiln::round(x); }>;
 using rsqrt_row = unary_row<"rsqrt", [](auto const& x) { return kiln::rsqrt(x); }>;
 using sigmoid_row = unary_row<"sigmoid", [](auto const& x) { return kiln::sigmoid(x); }>;
+using sign_row = unary_row<"sign", [](auto const& x) { return kiln::sign(x); }>;
 using sin_row = unary_row<"sin", [](auto const& x) { return kiln::sin(x); }>;
+using sinh_row = unary_row<"sinh", [](auto const& x) { return kiln::sinh(x); }>;
 using sqrt_row = unary_row<"sqrt", [](auto const& x) { return kiln::sqrt(x); }>;
 using square_row = unary_row<"square", [](auto const& x) { return kiln::square(x); }>;
 using tan_row = unary_row<"tan", [](auto const& x) { return kiln::tan(x); }>;
@@ -42,9 +61,11 @@ using stop_gradient_row = unary_row<"stop_gradient", [](auto const& x) { return 
 
 template <class Row>
 class EmptyUnary : public ::testing::Test {};
-using unaries = ::testing::Types<abs_row, cos_row, exp_row, expm1_row, log_row, log1p_row, neg_row, rsqrt_row,
-                                 sigmoid_row, sin_row, sqrt_row, square_row, tan_row, tanh_row, cast_row, pow_row,
-                                 transpose_row, stop_gradient_row>;
+using unaries = ::testing::Types<abs_row, acos_row, acosh_row, asin_row, asinh_row, atan_row, atanh_row, ceil_row,
+                                 clip_row, cos_row, cosh_row, digamma_row, erf_row, erfc_row, exp_row, expm1_row,
+                                 floor_row, lgamma_row, log_row, log1p_row, neg_row, polygamma_row, round_row,
+                                 rsqrt_row, sigmoid_row, sign_row, sin_row, sinh_row, sqrt_row, square_row, tan_row,
+                                 tanh_row, cast_row, pow_row, transpose_row, stop_gradient_row>;
 TYPED_TEST_SUITE(EmptyUnary, unaries, row_names);
 
 TYPED_TEST(EmptyUnary, EmptyResult) {
@@ -77,6 +98,14 @@ struct div_row {
     static constexpr char const* name = "div";
     static auto apply(auto const& x, auto const& y) { return x / y; }
 };
+struct atan2_row {
+    static constexpr char const* name = "atan2";
+    static auto apply(auto const& x, auto const& y) { return kiln::atan2(x, y); }
+};
+struct mod_row {
+    static constexpr char const* name = "mod";
+    static auto apply(auto const& x, auto const& y) { return kiln::mod(x, y); }
+};
 struct maximum_row {
     static constexpr char const* name = "maximum";
     static auto apply(auto const& x, auto const& y) { return kiln::maximum(x, y); }
@@ -95,7 +124,8 @@ struct where_row {
 };
 template <class Row>
 class EmptyBinary : public ::testing::Test {};
-using binaries = ::testing::Types<add_row, sub_row, mul_row, div_row, maximum_row, minimum_row, compare_row, where_row>;
+using binaries = ::testing::Types<add_row, sub_row, mul_row, div_row, atan2_row, mod_row, maximum_row, minimum_row,
+                                  compare_row, where_row>;
 TYPED_TEST_SUITE(EmptyBinary, binaries, row_names);
 
 TYPED_TEST(EmptyBinary, EmptyResultAndBroadcasting) {

@@ -9,7 +9,8 @@
 //
 // Mirrored: elementwise_chain, logsumexp_rows, softmax_xent, mlp_mse, logistic, normal_logpdf,
 // matmul_frobenius, leaky_relu_max, column_center, unused_param, shared_dag, scalar_args, pose_residual,
-// optional_bias_present, optional_bias_absent (b a std::optional: one graph per case, each pruned).
+// optional_bias_present, optional_bias_absent (b a std::optional: one graph per case, each pruned),
+// inverse_trig_hyperbolic, rounding_mod_atan2.
 // Every case is mirrored (OracleForward.EveryCaseIsClassified fails if the oracle gains a case not listed here).
 // shared_dag is checked as one 12-level graph and as three 4-level graphs (see OracleForward.SharedDag).
 #include "oracle.hpp"
@@ -68,7 +69,8 @@ TEST(OracleForward, EveryCaseIsClassified) {
     expect_every_case_classified({"elementwise_chain", "logsumexp_rows", "softmax_xent", "mlp_mse", "logistic",
                                   "normal_logpdf", "matmul_frobenius", "column_center", "unused_param",
                                   "shared_dag", "scalar_args", "leaky_relu_max", "pose_residual",
-                                  "optional_bias_present", "optional_bias_absent"},
+                                  "optional_bias_present", "optional_bias_absent", "inverse_trig_hyperbolic",
+                                  "rounding_mod_atan2"},
                                  /*skipped=*/{});
 }
 
@@ -322,6 +324,28 @@ TEST(OracleForward, LeakyReluMax) {
     y.require_shape({5, 5});
     expect_oracle(kiln::jit(leaky_relu_max)(matrix(x), matrix(y)), *c);
     expect_oracle(kiln::jit(leaky_relu_max)(fixed<5, 5>(x), row_major_map(y)), *c);
+}
+
+// inverse_trig_hyperbolic: x, u 4 x 3; the inverse trigonometric and hyperbolic functions, erf, erfc, lgamma
+TEST(OracleForward, InverseTrigHyperbolic) {
+    Json const* c = oracle_case("inverse_trig_hyperbolic");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x"), u = input(*c, "u");
+    x.require_shape({4, 3});
+    u.require_shape({4, 3});
+    expect_oracle(kiln::jit(inverse_trig_hyperbolic)(matrix(x), matrix(u)), *c);
+    expect_oracle(kiln::jit(inverse_trig_hyperbolic)(row_major_map(x), fixed<4, 3>(u)), *c);
+}
+
+// rounding_mod_atan2: x, y 5 x 4; sign, floor, ceil, round, mod (the sign of the divisor), atan2, clip
+TEST(OracleForward, RoundingModAtan2) {
+    Json const* c = oracle_case("rounding_mod_atan2");
+    ASSERT_NE(c, nullptr);
+    Tensor const x = input(*c, "x"), y = input(*c, "y");
+    x.require_shape({5, 4});
+    y.require_shape({5, 4});
+    expect_oracle(kiln::jit(rounding_mod_atan2)(matrix(x), matrix(y)), *c);
+    expect_oracle(kiln::jit(rounding_mod_atan2)(fixed<5, 4>(x), row_major_map(y)), *c);
 }
 
 // pose_residual: w, t, p, q 3-vectors; || R(w) p + t - q ||^2 with R from the axis-angle w (Rodrigues)

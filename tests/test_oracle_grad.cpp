@@ -132,7 +132,8 @@ TEST(OracleGrad, EveryCaseIsClassified) {
     expect_every_case_classified({"elementwise_chain", "logsumexp_rows", "softmax_xent", "mlp_mse", "logistic",
                                   "normal_logpdf", "matmul_frobenius", "column_center", "unused_param",
                                   "shared_dag", "scalar_args", "leaky_relu_max", "pose_residual",
-                                  "optional_bias_present", "optional_bias_absent"},
+                                  "optional_bias_present", "optional_bias_absent", "inverse_trig_hyperbolic",
+                                  "rounding_mod_atan2"},
                                  /*skipped=*/{});
 }
 
@@ -149,6 +150,13 @@ TEST(OracleGrad, SoftmaxXent) { expect_matrix_case("softmax_xent", softmax_xent,
 TEST(OracleGrad, LeakyReluMax) { expect_matrix_case("leaky_relu_max", leaky_relu_max, "x", "y"); }
 
 TEST(OracleGrad, ColumnCenter) { expect_matrix_case("column_center", column_center, "x"); }
+
+TEST(OracleGrad, InverseTrigHyperbolic) {
+    expect_matrix_case("inverse_trig_hyperbolic", inverse_trig_hyperbolic, "x", "u");
+}
+
+// sign, floor, ceil and round have zero derivatives; mod's with respect to its divisor is -floor(3x / y)
+TEST(OracleGrad, RoundingModAtan2) { expect_matrix_case("rounding_mod_atan2", rounding_mod_atan2, "x", "y"); }
 
 // The gradient with respect to a row-major Map over the oracle's buffer is a plain (column-major) matrix.
 TEST(OracleGrad, ColumnCenterRowMajorMap) {

@@ -109,6 +109,19 @@ def pose_residual(w, t, p, q):
     return r.dot(r)
 
 
+def inverse_trig_hyperbolic(x, u):
+    """The inverse trigonometric, hyperbolic and error functions; x in (-0.9, 0.9), u in (1.1, 3)."""
+    return (torch.atan(x) + torch.asin(x) + torch.acos(x) + torch.sinh(x) * torch.cosh(x) + torch.asinh(x)
+            + torch.atanh(x) + torch.erf(x) * torch.erfc(x)).sum() + (torch.acosh(u) + torch.lgamma(u) * u).sum()
+
+
+def rounding_mod_atan2(x, y):
+    """sign, floor, ceil, round (their derivatives are zero), mod with the sign of the divisor (torch.remainder,
+    Python's %), atan2 and clip; x in (-2, 2), y in (0.5, 2) or its negative."""
+    s = torch.sign(x) * x.square() + (torch.floor(3 * x) + torch.ceil(3 * x) + torch.round(3 * x)) * x
+    return (s + torch.remainder(3 * x, y) * y + torch.atan2(x, y) + torch.clip(x, -0.5, 0.5)).sum()
+
+
 # --- the loop cases (--loops): a Python loop over the time steps, as the definitions read --------------
 def rnn_loss(W, U, b, v, xs, ys):
     """A vanilla RNN and a squared error per step. Shapes: W [4, 4], U [4, 3], b [4], v [4], xs [5, 3],
@@ -194,6 +207,10 @@ def make_cases():
         "optional_bias_absent": (optional_bias_absent, {"x": uniform(3, 4), "b": None}, ["b"]),
         "pose_residual": (pose_residual, {"w": uniform(3, lo=-0.6, hi=0.6), "t": uniform(3), "p": uniform(3),
                                           "q": uniform(3)}, []),
+        "inverse_trig_hyperbolic": (inverse_trig_hyperbolic, {"x": uniform(4, 3, lo=-0.9, hi=0.9),
+                                                              "u": uniform(4, 3, lo=1.1, hi=3.0)}, []),
+        "rounding_mod_atan2": (rounding_mod_atan2, {"x": uniform(5, 4, lo=-2, hi=2),
+                                                    "y": uniform(5, 4, lo=0.5, hi=2) * torch.where(uniform(5, 4) < 0, -1.0, 1.0)}, []),
     }
 
 
