@@ -1,5 +1,5 @@
 // Empty extents through the primitives with calls of their own, one TEST(Empty, <name>) each: dot matmul
-// outer slice dynamic_slice pad eye at squeeze concatenate reshape transpose size full cast matrix wrt
+// outer slice dynamic_slice pad eye eye_like at squeeze concatenate reshape transpose size full cast matrix wrt
 // shaped_like (wrt and shaped_like are what the derivative transforms insert); and fixed-size extents of
 // 0. The rule: tests/empty_support.hpp.
 #include "empty_support.hpp"
@@ -138,6 +138,13 @@ TEST(Empty, pad) {
 
 // eye<0>: a 0 x 0 constant.
 TEST(Empty, eye) { expect_extents(kiln::jit([] { return kiln::eye<0>(); })(), 0, 0); }
+
+// eye_like of an empty value: empty, of its extents; under vmap over no examples, empty too.
+TEST(Empty, eye_like) {
+    for (extents const e : empty_extents)
+        expect_extents(kiln::jit([](auto const& m) { return kiln::eye_like(m) + m; })(empty_of<MatrixXd>(e)), e.rows, e.cols);
+    expect_extents(kiln::vmap([](auto const& m) { return kiln::eye_like(m); })(MatrixXd(0, 3)), 0, 3);
+}
 
 // Fixed-size extents of 0 (Eigen::Matrix<double, 0, 3>): the same values as dynamic ones.
 TEST(Empty, FixedSizeExtents) {
