@@ -27,6 +27,7 @@ inline bool const yes = true;
 inline Eigen::Vector3d const v(0.3, 0.5, 0.9);
 inline Eigen::Matrix<double, 2, 3> const m = (Eigen::Matrix<double, 2, 3>() << 0.2, 0.5, 0.9, 0.4, 0.7, 0.3).finished();
 inline Eigen::MatrixXd const d = m;
+inline Eigen::Vector2i const iv(2, 0);  // indices (take)
 inline Eigen::Matrix2d const sq = (Eigen::Matrix2d() << 0.6, 0.2, 0.3, 0.8).finished();
 // Batches for vmap: bs one scalar per example, bm one 1 x 3 row per example.
 inline Eigen::VectorXd const bs = (Eigen::VectorXd(4) << 0.3, 0.45, 0.6, 0.85).finished();

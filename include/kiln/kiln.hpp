@@ -16,11 +16,15 @@
 
 #include <kiln/ops/abs.hpp>
 #include <kiln/ops/add.hpp>
+#include <kiln/ops/argmax.hpp>
+#include <kiln/ops/argmin.hpp>
 #include <kiln/ops/at.hpp>
 #include <kiln/ops/cast.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/concatenate.hpp>
 #include <kiln/ops/cos.hpp>
+#include <kiln/ops/cumprod.hpp>
+#include <kiln/ops/cumsum.hpp>
 #include <kiln/ops/div.hpp>
 #include <kiln/ops/dot.hpp>
 #include <kiln/ops/dynamic_slice.hpp>
@@ -28,6 +32,7 @@
 #include <kiln/ops/expm1.hpp>
 #include <kiln/ops/eye.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/iota.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
 #include <kiln/ops/log_softmax.hpp>
@@ -41,6 +46,7 @@
 #include <kiln/ops/minimum.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
+#include <kiln/ops/one_hot.hpp>
 #include <kiln/ops/outer.hpp>
 #include <kiln/ops/pad.hpp>
 #include <kiln/ops/pow.hpp>
@@ -51,6 +57,7 @@
 #include <kiln/ops/sin.hpp>
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/slice.hpp>
+#include <kiln/ops/sort.hpp>
 #include <kiln/ops/softmax.hpp>
 #include <kiln/ops/sqrt.hpp>
 #include <kiln/ops/square.hpp>
@@ -58,6 +65,7 @@
 #include <kiln/ops/stop_gradient.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/take.hpp>
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
