@@ -8,10 +8,10 @@
 //   kiln::argmax(x, kiln::axis<0>, kiln::keepdims<false>)   cols x 1 (kiln's vector form, as for sum)
 // Ties give the first index; a NaN counts as the largest element (the first NaN wins), as in NumPy and JAX;
 // bools compare false < true. An argmax over no elements (a reduced extent of 0) throws kiln::shape_error,
-// as jnp.argmax raises ValueError. The index does not vary smoothly with x: its derivative is zero, as for
-// comparisons (a gradient through cast<double>(argmax(x)) is 0). Batched like the reductions (along the
-// batch's other axis). IR `argmax[axes=(0,)] %x`, cost one comparison per element. argmin is in
-// ops/argmin.hpp, the same rule.
+// as jnp.argmax raises ValueError (a fixed extent of 0 there is the kiln: diagnostic no_elements). The
+// index does not vary smoothly with x: its derivative is zero, as for comparisons (a gradient through
+// cast<double>(argmax(x)) is 0). Batched like the reductions (along the batch's other axis). IR
+// `argmax[axes=(0,)] %x`, cost one comparison per element. argmin is in ops/argmin.hpp, the same rule.
 #ifndef KILN_OPS_ARGMAX_HPP
 #define KILN_OPS_ARGMAX_HPP
 
@@ -38,8 +38,11 @@ struct arg_extremum : primitive_base {
                                   (Axis == all_axes ? 1 : Axis == 1 ? A::rows : KeepDims ? 1 : A::cols),
                                   (Axis == all_axes || Axis == 1 || !KeepDims ? 1 : A::cols)> {
         static constexpr bool always_materialize = A::rank != 0;  // each element is read once, here
-        static constexpr bool checked = raise_if<(Axis != all_axes && A::rank == 0), diagnostic::needs_matrix,
-                                                 Derived, operand_description<A>>::ok;
+        static constexpr bool checked = std::conditional_t<
+            (Axis != all_axes && A::rank == 0),
+            raise_if<true, diagnostic::needs_matrix, Derived, operand_description<A>>,
+            raise_if<(A::rank == 2 && ((Axis != 1 && A::rows == 0) || (Axis != 0 && A::cols == 0))),
+                     diagnostic::no_elements, Derived, operand_description<A>>>::ok;
     };
 
     // The reduction's extents; a reduced extent of 0 is an error (no element has an index).

@@ -25,6 +25,10 @@
 #include <kiln/detail/rules/elementwise.hpp>
 #include <kiln/detail/rules/reduction.hpp>
 #include <kiln/detail/rules/structural.hpp>
+#include <kiln/ops/add.hpp>
+#include <kiln/ops/cast.hpp>
+#include <kiln/ops/full.hpp>
+#include <kiln/ops/sum.hpp>
 #include <kiln/ops/transpose.hpp>
 
 #include <cstddef>
@@ -40,15 +44,19 @@ inline constexpr bool integer_indices =
 
 // The extents of a gather along Axis of an operand of extents x by indices of extents i (or of a scatter
 // of values of extents i into x's): i's along Axis; along the other axis, x's, which i's must match
-// unless i's is statically 1 (one index vector for every row or column). I is the indices' meta.
-template <int Axis, class I>
+// unless one of them is statically 1 and stretches (one index vector for every row or column, or one
+// vector of x gathered by each index vector: vmap's shared operands). A and I are x's and the indices'
+// metas.
+template <int Axis, class A, class I>
 constexpr shape_check gather_shape(extent x, extent i) {
     shape_check r{};
     long const other_x = Axis == 0 ? x.cols : x.rows, other_i = Axis == 0 ? i.cols : i.rows;
-    long const static_other_i = Axis == 0 ? I::cols : I::rows;
+    long const static_other_x = Axis == 0 ? A::cols : A::rows, static_other_i = Axis == 0 ? I::cols : I::rows;
     long const along = Axis == 0 ? i.rows : i.cols;
     long other = other_x;
-    if (static_other_i != 1) {
+    if (static_other_x == 1 && static_other_i != 1) {
+        other = other_i;
+    } else if (static_other_i != 1) {
         if (!extents_compatible(other_x, other_i)) r.bad_operand = 1;
         other = extent_merge(other_x, other_i);
     }
@@ -63,6 +71,14 @@ long index_at(V const& idx, Eigen::Index i, Eigen::Index j) {
     constexpr bool one = Axis == 0 ? I::cols == 1 : I::rows == 1;
     if constexpr (Axis == 0) return static_cast<long>(idx(i, one ? 0 : j));
     else return static_cast<long>(idx(one ? 0 : i, j));
+}
+// Element k along Axis of x at (i, j) otherwise, x stretched along the other axis where it has statically
+// one element there and the indices do not.
+template <int Axis, class A, class I, class X>
+decltype(auto) element_at(X& x, long k, Eigen::Index i, Eigen::Index j) {
+    constexpr bool one = Axis == 0 ? (A::cols == 1 && I::cols != 1) : (A::rows == 1 && I::rows != 1);
+    if constexpr (Axis == 0) return x(k, one ? 0 : j);
+    else return x(one ? 0 : i, k);
 }
 
 // Every index in [0, length), or a shape_error naming the first one that is not.
@@ -100,12 +116,12 @@ struct gather_p : primitive_base {
 
     template <class A, class I>
     static constexpr detail::shape_check shape(detail::extent x, detail::extent i) {
-        return detail::gather_shape<Axis, I>(x, i);
+        return detail::gather_shape<Axis, A, I>(x, i);
     }
     template <class A, class I>
     struct rule : detail::structural_rule<typename A::scalar, A::weak, 2,
-                                          detail::gather_shape<Axis, I>(detail::static_extent<A>(), detail::static_extent<I>()).out.rows,
-                                          detail::gather_shape<Axis, I>(detail::static_extent<A>(), detail::static_extent<I>()).out.cols> {
+                                          detail::gather_shape<Axis, A, I>(detail::static_extent<A>(), detail::static_extent<I>()).out.rows,
+                                          detail::gather_shape<Axis, A, I>(detail::static_extent<A>(), detail::static_extent<I>()).out.cols> {
         static constexpr bool always_materialize = true;
         static constexpr bool checked = std::conditional_t<
             (A::rank != 2 || I::rank != 2),
@@ -113,7 +129,7 @@ struct gather_p : primitive_base {
             std::conditional_t<
                 !detail::integer_indices<I>,
                 detail::raise_if<true, diagnostic::wrong_dtype, gather_p, detail::operand_description<A>, detail::operand_description<I>>,
-                detail::raise_if<(detail::gather_shape<Axis, I>(detail::static_extent<A>(), detail::static_extent<I>()).bad_operand >= 0),
+                detail::raise_if<(detail::gather_shape<Axis, A, I>(detail::static_extent<A>(), detail::static_extent<I>()).bad_operand >= 0),
                                  diagnostic::incompatible_shapes, gather_p, detail::operand_description<A>,
                                  detail::operand_description<I>>>>::ok;
     };
@@ -126,8 +142,7 @@ struct gather_p : primitive_base {
         auto const v = detail::as_array(x);
         for (Eigen::Index j = 0; j < out.cols; ++j)
             for (Eigen::Index i = 0; i < out.rows; ++i) {
-                long const k = detail::index_at<Axis, I>(idx, i, j);
-                dst(i, j) = Axis == 0 ? v(k, j) : v(i, k);
+                dst(i, j) = detail::element_at<Axis, A, I>(v, detail::index_at<Axis, I>(idx, i, j), i, j);
             }
     }
 
@@ -171,7 +186,7 @@ struct scatter_add_p : primitive_base {
 
     template <class G, class I, class L>
     static constexpr detail::shape_check shape(detail::extent g, detail::extent i, detail::extent like) {
-        detail::shape_check r = detail::gather_shape<Axis, I>(like, i);
+        detail::shape_check r = detail::gather_shape<Axis, L, I>(like, i);
         r.bad_operand = -1;
         if (!detail::extents_compatible(r.out.rows, g.rows) || !detail::extents_compatible(r.out.cols, g.cols)) {
             r.bad_operand = 0;
@@ -193,9 +208,7 @@ struct scatter_add_p : primitive_base {
         auto const v = detail::as_array(g);
         for (Eigen::Index j = 0; j < v.cols(); ++j)
             for (Eigen::Index i = 0; i < v.rows(); ++i) {
-                long const k = detail::index_at<Axis, I>(idx, i, j);
-                if constexpr (Axis == 0) dst(k, j) += v(i, j);
-                else dst(i, k) += v(i, j);
+                detail::element_at<Axis, L, I>(dst, detail::index_at<Axis, I>(idx, i, j), i, j) += v(i, j);
             }
     }
 
@@ -215,16 +228,29 @@ struct scatter_add_p : primitive_base {
         else return detail::zero{};
     }
 
-    // Batching: as gather's, the scatter of each example along its length.
+    // Batching: as gather's, the scatter of each example along its length. An x shared by every example
+    // (the gradient, per example, of a shared vector) has one result per example all the same: its
+    // extents are the shared vector's stretched over the batch (a value read for its extents only).
     template <class G, class I, class L>
     static constexpr auto batch(auto, G, I, L) {
         constexpr int B = detail::first_axis<G, I, L>();
         using E = detail::meta_of_tracer<typename L::example>;
-        if constexpr (detail::reduces_one_element<E, Axis> || L::axis < 0)
+        auto const g = detail::at_axis<B>(G{});
+        auto const idx = detail::at_axis<B>(I{});
+        if constexpr (detail::reduces_one_element<E, Axis>) {
             return detail::fail<diagnostic::vmap_no_rule, scatter_add_p, E>();
-        else
-            return detail::batched<B>(detail::make_node<scatter_add_p<1 - B>, decltype(detail::at_axis<B>(G{})),
-                                                        decltype(detail::at_axis<B>(I{})), decltype(detail::at_axis<B>(L{}))>());
+        } else if constexpr (L::axis < 0) {
+            using S = typename E::scalar;
+            auto const per_example = [&] {  // one element per example, laid out along the batch
+                if constexpr (G::axis >= 0) return kiln::sum(kiln::cast<S>(g), axis_t<1 - B>{});
+                else return kiln::sum(kiln::cast<S>(idx), axis_t<1 - B>{});
+            }();
+            auto const like = detail::at_axis<B>(L{}) + zeros_like(per_example);
+            return detail::batched<B>(detail::make_node<scatter_add_p<1 - B>, decltype(g), decltype(idx), decltype(like)>());
+        } else {
+            return detail::batched<B>(
+                detail::make_node<scatter_add_p<1 - B>, decltype(g), decltype(idx), decltype(detail::at_axis<B>(L{}))>());
+        }
     }
 };
 
