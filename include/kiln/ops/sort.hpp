@@ -3,7 +3,7 @@
 //   kiln::sort(x, kiln::axis<0>), argsort(x, axis<0>)  each column (axis<1>: each row)
 // Stable (equal elements keep their order, as jnp.sort and jnp.argsort with stable=True); NaNs go last, as
 // in NumPy and JAX; bools false first. argsort's indices are i64 (as argmax's). argsort is a primitive
-// (IR `argsort[axis=0]`, cost n log2 n comparisons per vector), with a zero derivative (an index, as for
+// (IR `argsort[axis=0]`, cost n ceil(log2 n) comparisons per vector), with a zero derivative (an index, as for
 // comparisons) and batched along the batch's other axis. sort is not a primitive of its own:
 // take_along_axis(x, argsort(x, axis), axis), so its derivative is the permutation applied to the
 // cotangent (a gather forward, a scatter of the cotangent back: ops/take.hpp), and it is batched as
@@ -80,9 +80,13 @@ struct argsort_p : primitive_base {
         }
     }
 
+    // m vectors of n elements: m n ceil(log2 n) comparisons (computed without <cmath>, which is not
+    // constexpr: a cost is a constant expression for fixed extents).
     static constexpr double flops(detail::extent out, detail::extent) {
-        double const n = static_cast<double>(Axis == 0 ? out.rows : out.cols), m = static_cast<double>(Axis == 0 ? out.cols : out.rows);
-        return n > 1 ? m * n * std::log2(n) : 0;
+        long const n = Axis == 0 ? out.rows : out.cols, m = Axis == 0 ? out.cols : out.rows;
+        long levels = 0;
+        for (long k = 1; k < n; k *= 2) ++levels;
+        return static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(levels);
     }
 
     template <std::size_t K>
