@@ -27,6 +27,7 @@ inline bool const yes = true;
 inline Eigen::Vector3d const v(0.3, 0.5, 0.9);
 inline Eigen::Matrix<double, 2, 3> const m = (Eigen::Matrix<double, 2, 3>() << 0.2, 0.5, 0.9, 0.4, 0.7, 0.3).finished();
 inline Eigen::MatrixXd const d = m;
+inline Eigen::Vector2i const iv(2, 0);  // indices (take)
 inline Eigen::Matrix2d const sq = (Eigen::Matrix2d() << 0.6, 0.2, 0.3, 0.8).finished();
 // Diagonally dominant: nonsingular, and (sq3 + sq3^T) / 2 positive definite, for kiln::linalg's solves.
 inline Eigen::Matrix3d const sq3 = (Eigen::Matrix3d() << 2.0, 0.3, 0.1, 0.2, 1.5, 0.4, 0.1, 0.3, 1.8).finished();

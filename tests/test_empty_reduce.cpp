@@ -1,12 +1,14 @@
 // Empty extents through the reductions (sum mean prod max min logsumexp: EmptyReduction/<name>): their
-// values on nothing, along each axis, fused, differentiated and batched; and an empty mean inside a larger
-// function. The rule, and the files of the other primitives: tests/empty_support.hpp.
+// values on nothing, along each axis, fused, differentiated and batched; argmax and argmin (Empty.argmax,
+// Empty.argmin), which have no value on nothing; cumsum and cumprod (Empty.cumsum, Empty.cumprod); and an
+// empty mean inside a larger function. The rule, and the files of the other primitives: tests/empty_support.hpp.
 #include "empty_support.hpp"
 
 #include <cmath>
 #include <limits>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace {
 
@@ -145,6 +147,54 @@ TYPED_TEST(EmptyReduction, Vmap) {
     auto const y3 = per_row(empty_rows);
     ASSERT_EQ(y3.size(), 3);
     for (Index i = 0; i < 3; ++i) expect_same(y3(i), TypeParam::template empty_value<double>());
+}
+
+// argmax and argmin of no elements throw shape_error, as jnp.argmax raises (no element has an index),
+// wherever the reduced extent is 0, even when the result would be empty; along an axis that is not
+// empty, the result is empty and nothing is read. vmap over no examples is empty.
+template <class Apply>
+void check_arg_extremum(Apply) {
+    auto const all = kiln::jit([](auto const& v) { return Apply{}(v); });
+    auto const a0 = kiln::jit([](auto const& v) { return Apply{}(v, kiln::axis<0>); });
+    auto const a1 = kiln::jit([](auto const& v) { return Apply{}(v, kiln::axis<1>, kiln::keepdims<false>); });
+    for (extents const e : empty_extents) {
+        SCOPED_TRACE(describe(e));
+        MatrixXd const x = empty_of<MatrixXd>(e);
+        EXPECT_NE(shape_error_of([&] { all(x); }), "no shape_error");
+        if (e.rows == 0) EXPECT_NE(shape_error_of([&] { a0(x); }), "no shape_error");
+        else expect_extents(a0(x), 1, e.cols);
+        if (e.cols == 0) EXPECT_NE(shape_error_of([&] { a1(x); }), "no shape_error");
+        else expect_extents(a1(x), e.rows, 1);
+    }
+    EXPECT_EQ(kiln::vmap([](auto const& r) { return Apply{}(r); })(MatrixXd(0, 3)).size(), 0);
+    expect_extents(kiln::grad([](auto const& m) { return kiln::sum(m * kiln::cast<double>(Apply{}(m, kiln::axis<0>))); })(MatrixXd(3, 0)), 3, 0);
+}
+TEST(Empty, argmax) {
+    check_arg_extremum([](auto const& x, auto... a) { return kiln::argmax(x, a...); });
+}
+TEST(Empty, argmin) {
+    check_arg_extremum([](auto const& x, auto... a) { return kiln::argmin(x, a...); });
+}
+
+// cumsum and cumprod of an empty value are empty, along either axis, differentiated and batched.
+template <class Apply>
+void check_cumulative(Apply) {
+    auto const f = kiln::jit([](auto const& v) { return std::pair(Apply{}(v, kiln::axis<0>), Apply{}(v, kiln::axis<1>)); });
+    for (extents const e : empty_extents) {
+        SCOPED_TRACE(describe(e));
+        MatrixXd const x = empty_of<MatrixXd>(e);
+        auto const [a0, a1] = f(x);
+        expect_extents(a0, e.rows, e.cols);
+        expect_extents(a1, e.rows, e.cols);
+        expect_extents(kiln::grad([](auto const& m) { return kiln::sum(Apply{}(m, kiln::axis<0>)); })(x), e.rows, e.cols);
+    }
+    EXPECT_EQ(kiln::vmap([](auto const& r) { return Apply{}(r, kiln::axis<1>); })(MatrixXd(0, 3)).size(), 0);
+}
+TEST(Empty, cumsum) {
+    check_cumulative([](auto const& x, auto a) { return kiln::cumsum(x, a); });
+}
+TEST(Empty, cumprod) {
+    check_cumulative([](auto const& x, auto a) { return kiln::cumprod(x, a); });
 }
 
 // An empty mean, the case, inside a larger function: NaN propagates as in JAX, no assertion.

@@ -1,5 +1,5 @@
 // Empty extents through the primitives with calls of their own, one TEST(Empty, <name>) each: dot matmul
-// outer slice dynamic_slice pad eye at squeeze concatenate reshape transpose size full cast matrix wrt
+// outer slice dynamic_slice pad eye eye_like iota one_hot take sort at squeeze concatenate reshape transpose size full cast matrix wrt
 // shaped_like (wrt and shaped_like are what the derivative transforms insert); and fixed-size extents of
 // 0. The rule: tests/empty_support.hpp.
 #include "empty_support.hpp"
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <tuple>
 #include <type_traits>
+#include <utility>
 
 namespace {
 
@@ -138,6 +139,54 @@ TEST(Empty, pad) {
 
 // eye<0>: a 0 x 0 constant.
 TEST(Empty, eye) { expect_extents(kiln::jit([] { return kiln::eye<0>(); })(), 0, 0); }
+
+// eye_like of an empty value: empty, of its extents; under vmap over no examples, empty too.
+TEST(Empty, eye_like) {
+    for (extents const e : empty_extents)
+        expect_extents(kiln::jit([](auto const& m) { return kiln::eye_like(m) + m; })(empty_of<MatrixXd>(e)), e.rows, e.cols);
+    expect_extents(kiln::vmap([](auto const& m) { return kiln::eye_like(m); })(MatrixXd(0, 3)), 0, 3);
+}
+
+// iota<T, 0>: a 0 x 1 constant; iota_like of an empty value: empty, of its extents.
+TEST(Empty, iota) {
+    expect_extents(kiln::jit([] { return kiln::iota<double, 0>(); })(), 0, 1);
+    for (extents const e : empty_extents)
+        expect_extents(kiln::jit([](auto const& m) { return kiln::iota_like(m, kiln::axis<1>) + m; })(empty_of<MatrixXd>(e)), e.rows, e.cols);
+}
+
+// one_hot of no indices is 0 x C; of C = 0 classes, n x 0.
+TEST(Empty, one_hot) {
+    auto const f = kiln::jit([](auto const& i) { return std::pair(kiln::one_hot<3>(i), kiln::one_hot<0>(i)); });
+    auto const [none, no_classes] = f(Eigen::VectorXi(0));
+    expect_extents(none, 0, 3);
+    expect_extents(no_classes, 0, 0);
+    expect_extents(f(Eigen::VectorXi::Zero(2)).second, 2, 0);
+}
+
+// take of no indices is empty along the axis; of an empty x along the other axis, empty; an index into
+// no rows at all is out of range (shape_error). Its gradient (scatter_add) is empty or zeros.
+TEST(Empty, take) {
+    auto const f = kiln::jit([](auto const& x, auto const& i) { return kiln::take(x, i, kiln::axis<0>); });
+    expect_extents(f(MatrixXd(3, 2), Eigen::VectorXi(0)), 0, 2);
+    expect_extents(f(MatrixXd(3, 0), Eigen::VectorXi::Zero(2)), 2, 0);
+    EXPECT_NE(shape_error_of([&] { f(MatrixXd(0, 2), Eigen::VectorXi::Zero(1)); }), "no shape_error");
+    auto const g = kiln::grad([](auto const& x, auto const& i) { return kiln::sum(kiln::take(x, i, kiln::axis<0>)); });
+    expect_filled(g(MatrixXd::Ones(3, 2), Eigen::VectorXi(0)), 3, 2, 0);
+    expect_extents(g(MatrixXd(0, 2), Eigen::VectorXi(0)), 0, 2);
+    expect_extents(kiln::jit([](auto const& x, auto const& i) { return kiln::take_along_axis(x, i, kiln::axis<1>); })(
+                       MatrixXd(2, 3), Eigen::MatrixXi(2, 0)), 2, 0);
+}
+
+// sort and argsort of an empty value are empty, along either axis; vmap over no examples too.
+TEST(Empty, sort) {
+    auto const f = kiln::jit([](auto const& x) { return std::pair(kiln::sort(x, kiln::axis<0>), kiln::argsort(x, kiln::axis<1>)); });
+    for (extents const e : empty_extents) {
+        auto const [s, a] = f(empty_of<MatrixXd>(e));
+        expect_extents(s, e.rows, e.cols);
+        expect_extents(a, e.rows, e.cols);
+    }
+    EXPECT_EQ(kiln::vmap([](auto const& r) { return kiln::sort(r); })(MatrixXd(0, 3)).size(), 0);
+}
 
 // Fixed-size extents of 0 (Eigen::Matrix<double, 0, 3>): the same values as dynamic ones.
 TEST(Empty, FixedSizeExtents) {

@@ -362,6 +362,14 @@ struct needs_scalar_output {
 };
 
 template <class Primitive, class... Operands>
+struct no_elements {
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: argmax and argmin of no elements have no index: the operand's fixed extent along the reduced "
+                  "axis is 0 (jnp.argmax raises too); the primitive and the operand's argument index and shape are "
+                  "the template arguments of kiln::diagnostic::no_elements below");
+};
+
+template <class Primitive, class... Operands>
 struct no_derivative {
     static_assert(detail::fails<Primitive, Operands...>,
                   "kiln: this primitive has no derivative for these operands (see the template arguments of "

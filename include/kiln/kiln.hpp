@@ -18,6 +18,8 @@
 #include <kiln/ops/acos.hpp>
 #include <kiln/ops/acosh.hpp>
 #include <kiln/ops/add.hpp>
+#include <kiln/ops/argmax.hpp>
+#include <kiln/ops/argmin.hpp>
 #include <kiln/ops/asin.hpp>
 #include <kiln/ops/asinh.hpp>
 #include <kiln/ops/at.hpp>
@@ -32,6 +34,8 @@
 #include <kiln/ops/concatenate.hpp>
 #include <kiln/ops/cos.hpp>
 #include <kiln/ops/cosh.hpp>
+#include <kiln/ops/cumprod.hpp>
+#include <kiln/ops/cumsum.hpp>
 #include <kiln/ops/det.hpp>
 #include <kiln/ops/diag.hpp>
 #include <kiln/ops/diagonal.hpp>
@@ -48,6 +52,7 @@
 #include <kiln/ops/floor.hpp>
 #include <kiln/ops/full.hpp>
 #include <kiln/ops/inv.hpp>
+#include <kiln/ops/iota.hpp>
 #include <kiln/ops/lgamma.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/log1p.hpp>
@@ -65,6 +70,7 @@
 #include <kiln/ops/mod.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>
+#include <kiln/ops/one_hot.hpp>
 #include <kiln/ops/outer.hpp>
 #include <kiln/ops/pad.hpp>
 #include <kiln/ops/pd_solve.hpp>
@@ -83,12 +89,14 @@
 #include <kiln/ops/slice.hpp>
 #include <kiln/ops/softmax.hpp>
 #include <kiln/ops/solve.hpp>
+#include <kiln/ops/sort.hpp>
 #include <kiln/ops/sqrt.hpp>
 #include <kiln/ops/square.hpp>
 #include <kiln/ops/squeeze.hpp>
 #include <kiln/ops/stop_gradient.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/take.hpp>
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>

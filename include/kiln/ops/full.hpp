@@ -66,8 +66,7 @@ struct full_p : detail::derivative_through_operand_0 {
     static auto lower(detail::extent out, X const& v, L const&...) {
         using S = scalar_of<V>;
         if constexpr (Rank == 0) return static_cast<S>(v);
-        else return Eigen::Matrix<S, static_cast<int>(Rows), static_cast<int>(Cols)>::Constant(out.rows, out.cols,
-                                                                                               static_cast<S>(v));
+        else return detail::plain_matrix_t<S, Rows, Cols>::Constant(out.rows, out.cols, static_cast<S>(v));
     }
 
     static constexpr double flops(detail::extent, auto...) { return 0; }

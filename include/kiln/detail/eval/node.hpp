@@ -212,9 +212,7 @@ void compute_extents(std::array<extent, sizeof...(I)>& ext, Args const& args, st
 }
 
 template <class M>
-using result_t = std::conditional_t<M::rank == 0, typename M::scalar,
-                                    Eigen::Matrix<typename M::scalar, static_cast<int>(M::rows),
-                                                  static_cast<int>(M::cols)>>;
+using result_t = std::conditional_t<M::rank == 0, typename M::scalar, plain_matrix_t<typename M::scalar, M::rows, M::cols>>;
 
 // The node whose value node I is: I, or for an alias its operand's (the planner handed it I's uses).
 template <class K, std::size_t I>

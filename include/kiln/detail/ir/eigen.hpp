@@ -42,11 +42,23 @@ decltype(auto) cast_to(X const& x) {
     else return x.template cast<R>();
 }
 
-// Where a materialized node lives: a scalar, or a matrix with the node's static extents.
+// The plain Eigen matrix holding a value of static extents Rows x Cols (-1: dynamic): fixed-size, unless
+// its elements exceed Eigen's limit on fixed-size objects (EIGEN_STACK_ALLOCATION_LIMIT, 128 KB by default:
+// eye<200>() is 320 KB, which Eigen refuses with OBJECT_ALLOCATED_ON_STACK_IS_TOO_BIG). Such a value is held
+// and returned in a dynamic-size matrix (an extent of 1 stays fixed, so a row stays a RowVector); kiln
+// still knows its extents statically and checks them.
+template <class T, long Rows, long Cols>
+inline constexpr bool fits_fixed_size =
+    Rows < 0 || Cols < 0 || static_cast<long>(sizeof(T)) * Rows * Cols <= EIGEN_STACK_ALLOCATION_LIMIT;
+template <class T, long Rows, long Cols>
+using plain_matrix_t =
+    Eigen::Matrix<T, static_cast<int>(fits_fixed_size<T, Rows, Cols> || Rows == 1 ? Rows : Eigen::Dynamic),
+                  static_cast<int>(fits_fixed_size<T, Rows, Cols> || Cols == 1 ? Cols : Eigen::Dynamic)>;
+
+// Where a materialized node lives: a scalar, or a matrix with the node's static extents (plain_matrix_t).
 template <class Info>
 using storage_t = std::conditional_t<Info::rank == 0, typename Info::scalar,
-                                     Eigen::Matrix<typename Info::scalar, static_cast<int>(Info::rows),
-                                                   static_cast<int>(Info::cols)>>;
+                                     plain_matrix_t<typename Info::scalar, Info::rows, Info::cols>>;
 
 }  // namespace kiln::detail
 
