@@ -100,6 +100,32 @@ static_assert(kiln::primitive<kiln::ops::abs_p> && kiln::primitive<kiln::ops::ad
               kiln::primitive<kiln::ops::tanh_p> && kiln::primitive<kiln::ops::transpose_p> &&
               kiln::primitive<kiln::ops::where_p> && kiln::primitive<kiln::ops::wrt_p<some_tag>> &&
               kiln::primitive<kiln::ops::vmap_slot_p<0>> && kiln::primitive<kiln::ops::vmap_batch_p<0, 0>>);
+static_assert(kiln::primitive<kiln::ops::acos_p> && kiln::primitive<kiln::ops::acosh_p> &&
+              kiln::primitive<kiln::ops::asin_p> && kiln::primitive<kiln::ops::asinh_p> &&
+              kiln::primitive<kiln::ops::atan_p> && kiln::primitive<kiln::ops::atan2_p> &&
+              kiln::primitive<kiln::ops::atanh_p> && kiln::primitive<kiln::ops::cosh_p> &&
+              kiln::primitive<kiln::ops::sinh_p> && kiln::primitive<kiln::ops::erf_p> &&
+              kiln::primitive<kiln::ops::erfc_p> && kiln::primitive<kiln::ops::lgamma_p> &&
+              kiln::primitive<kiln::ops::digamma_p> && kiln::primitive<kiln::ops::polygamma_p<1>> &&
+              kiln::primitive<kiln::ops::sign_p> && kiln::primitive<kiln::ops::floor_p> &&
+              kiln::primitive<kiln::ops::ceil_p> && kiln::primitive<kiln::ops::round_p> &&
+              kiln::primitive<kiln::ops::mod_p> && kiln::primitive<kiln::ops::argmax_p<0>> &&
+              kiln::primitive<kiln::ops::argmin_p<-1>> && kiln::primitive<kiln::ops::argsort_p<1>> &&
+              kiln::primitive<kiln::ops::cumsum_p<0>> && kiln::primitive<kiln::ops::cumprod_p<1>> &&
+              kiln::primitive<kiln::ops::cumprod_tangent_p<0, false>> &&
+              kiln::primitive<kiln::ops::iota_p<3, 1, double, 0>> && kiln::primitive<kiln::ops::gather_p<0>> &&
+              kiln::primitive<kiln::ops::scatter_add_p<1>> && kiln::primitive<kiln::ops::cholesky_p> &&
+              kiln::primitive<kiln::ops::triangular_solve_p<kiln::linalg::triangular{}>> &&
+              kiln::primitive<kiln::ops::pd_solve_p> && kiln::primitive<kiln::ops::pd_inverse_p> &&
+              kiln::primitive<kiln::ops::logdet_p> && kiln::primitive<kiln::ops::lu_p> &&
+              kiln::primitive<kiln::ops::solve_p<false>> && kiln::primitive<kiln::ops::inv_p> &&
+              kiln::primitive<kiln::ops::det_p> && kiln::primitive<kiln::ops::slogdet_sign_p> &&
+              kiln::primitive<kiln::ops::logabsdet_p> && kiln::primitive<kiln::ops::eigh_p<true>> &&
+              kiln::primitive<kiln::ops::eigenvalues_p> && kiln::primitive<kiln::ops::eigenvectors_p> &&
+              kiln::primitive<kiln::ops::eigh_gaps_p> && kiln::primitive<kiln::ops::qr_p> &&
+              kiln::primitive<kiln::ops::qr_q_p> && kiln::primitive<kiln::ops::qr_r_p> &&
+              kiln::primitive<kiln::ops::diag_p> && kiln::primitive<kiln::ops::diagonal_p> &&
+              kiln::primitive<kiln::ops::triangle_p<true, 0>>);
 static_assert(kiln::primitive<demo::cube_p> && kiln::primitive<demo::bare_p>);
 static_assert(!kiln::primitive<int> && !kiln::primitive<some_tag> && !kiln::primitive<kiln::primitive_base>);
 
