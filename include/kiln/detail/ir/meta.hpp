@@ -56,18 +56,29 @@ struct last_of<mp_list<Ts...>> {
 
 // Union of two topologically ordered node lists, each closed under "child of". A keeps its order and the
 // nodes of B that A lacks follow in B's order, so the result is topologically ordered too. The shortcut
-// (B's root already in A means all of B is) keeps shared chains linear; otherwise one pack expansion.
-template <class A, class B, class SetA = typename set_of<A>::type>
-struct topo_union;
+// (B's root already in A means all of B is) keeps shared chains linear; otherwise one pack expansion. The
+// shortcut is a specialization, not a std::conditional_t: that would build the appended list (an
+// instantiation as long as the graph) even when it is thrown away. Measured on bench/compile_time.py's
+// 200-node gradient with -fsyntax-only: clang++-19 14.0 s / 1.34 GB -> 12.7 s / 1.14 GB, g++ 10.7 s /
+// 2.31 GB -> 10.4 s / 2.12 GB.
+template <class L>
+struct root_of {
+    using type = void;  // an empty list has no root
+};
+template <class T, class... Ts>
+struct root_of<mp_list<T, Ts...>> : last_of<mp_list<T, Ts...>> {};
+template <class A, class B, class SetA = typename set_of<A>::type,
+          bool Contained = in_set<typename root_of<B>::type, SetA>::value>
+struct topo_union {
+    using type = A;  // B's root is in A, so all of B is
+};
 template <class... As, class... Bs, class SetA>
-struct topo_union<mp_list<As...>, mp_list<Bs...>, SetA> {
-    using type = std::conditional_t<
-        in_set<typename last_of<mp_list<Bs...>>::type, SetA>::value, mp_list<As...>,
-        boost::mp11::mp_append<mp_list<As...>,
-                               std::conditional_t<in_set<Bs, SetA>::value, mp_list<>, mp_list<Bs>>...>>;
+struct topo_union<mp_list<As...>, mp_list<Bs...>, SetA, false> {
+    using type = boost::mp11::mp_append<mp_list<As...>,
+                                        std::conditional_t<in_set<Bs, SetA>::value, mp_list<>, mp_list<Bs>>...>;
 };
 template <class... As, class SetA>
-struct topo_union<mp_list<As...>, mp_list<>, SetA> {
+struct topo_union<mp_list<As...>, mp_list<>, SetA, false> {
     using type = mp_list<As...>;
 };
 
