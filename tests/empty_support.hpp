@@ -15,9 +15,6 @@
 #ifndef KILN_TESTS_EMPTY_SUPPORT_HPP
 #define KILN_TESTS_EMPTY_SUPPORT_HPP
 
-// The thread pool's split code is compiled in (KILN_THREADS), for a product with inner extent 0 whose
-// output is large enough to be split (Empty.matmul).
-#define KILN_THREADS
 #include "support.hpp"
 
 #include <kiln/kiln.hpp>

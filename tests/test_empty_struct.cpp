@@ -2,6 +2,9 @@
 // outer slice dynamic_slice pad eye eye_like iota one_hot take sort at squeeze concatenate reshape transpose size full cast matrix wrt
 // shaped_like (wrt and shaped_like are what the derivative transforms insert); and fixed-size extents of
 // 0. The rule: tests/empty_support.hpp.
+// The thread pool's split code is compiled in (KILN_THREADS) here only, for a product with inner extent 0 whose
+// output is large enough to be split (Empty.matmul); the other test_empty files use the precompiled kiln.hpp.
+#define KILN_THREADS
 #include "empty_support.hpp"
 
 #include <cmath>
