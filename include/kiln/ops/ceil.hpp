@@ -24,14 +24,7 @@ struct ceil_p : detail::elementwise_unary<ceil_p> {
         else return x.unaryExpr([](auto e) { return std::ceil(e); });  // Eigen's .ceil() loses -0
     }
     // zero in both modes: nothing is built for the derivative
-    template <std::size_t K>
-    static constexpr auto vjp(auto, auto, auto) {
-        return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto, auto, auto) {
-        return detail::zero{};
-    }
+    static constexpr auto chain(auto, auto, auto) { return detail::zero{}; }
 };
 }  // namespace ops
 

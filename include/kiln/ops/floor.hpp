@@ -24,14 +24,7 @@ struct floor_p : detail::elementwise_unary<floor_p> {
         else return x.unaryExpr([](auto e) { return std::floor(e); });  // Eigen's .floor() loses -0
     }
     // zero in both modes: nothing is built for the derivative
-    template <std::size_t K>
-    static constexpr auto vjp(auto, auto, auto) {
-        return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto, auto, auto) {
-        return detail::zero{};
-    }
+    static constexpr auto chain(auto, auto, auto) { return detail::zero{}; }
 };
 }  // namespace ops
 

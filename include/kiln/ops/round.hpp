@@ -32,14 +32,7 @@ struct round_p : detail::elementwise_unary<round_p> {
         else return x.unaryExpr([](auto e) { return nearest_even(e); });
     }
     // zero in both modes: nothing is built for the derivative
-    template <std::size_t K>
-    static constexpr auto vjp(auto, auto, auto) {
-        return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto, auto, auto) {
-        return detail::zero{};
-    }
+    static constexpr auto chain(auto, auto, auto) { return detail::zero{}; }
 };
 }  // namespace ops
 

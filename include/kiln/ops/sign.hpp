@@ -28,14 +28,7 @@ struct sign_p : detail::elementwise_unary<sign_p> {
         else return x.unaryExpr(f);
     }
     // zero in both modes: nothing is built for the derivative
-    template <std::size_t K>
-    static constexpr auto vjp(auto, auto, auto) {
-        return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto, auto, auto) {
-        return detail::zero{};
-    }
+    static constexpr auto chain(auto, auto, auto) { return detail::zero{}; }
 };
 }  // namespace ops
 
