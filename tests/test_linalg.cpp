@@ -22,6 +22,7 @@
 #include <limits>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -131,6 +132,24 @@ TEST(Linalg, IdentitiesDynamicFloat) {
     Eigen::MatrixXf const M = Eigen::MatrixXf::Random(7, 4);
     check_identities(A, S, M, Eigen::VectorXf(Eigen::VectorXf::Random(5)), Eigen::VectorXf(Eigen::VectorXf::Random(7)),
                      2e-5);
+}
+
+// A right-hand side wider than the matrix (double b, float A) is not narrowed: the matrix is cast to double
+// before it is factorized (JAX's promotion), for solve and the positive-definite solve, and in the gradient.
+TEST(Linalg, WiderRightHandSideIsNotNarrowed) {
+    Eigen::Matrix3f const A{{4.0f, 1.0f, 0.0f}, {1.0f, 3.0f, 1.0f}, {0.0f, 1.0f, 2.0f}};
+    Eigen::Vector3d const b(1.0 / 3, 2.0 / 7, 0.1);
+    auto const f = [](auto const& v, auto const& m) {
+        return std::tuple(la::solve(m, v), la::solve(m, v, la::positive_definite));
+    };
+    auto const [x, y] = kiln::jit(f)(b, A);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(x)>::Scalar, double>);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(y)>::Scalar, double>);
+    Eigen::Vector3d const reference = A.cast<double>().lu().solve(b);
+    EXPECT_LT((x - reference).norm(), 1e-14);
+    EXPECT_LT((y - reference).norm(), 1e-14);
+    Eigen::Vector3d const g = kiln::grad([](auto const& v, auto const& m) { return kiln::sum(la::solve(m, v)); })(b, A);
+    EXPECT_LT((g - A.cast<double>().transpose().lu().solve(Eigen::Vector3d::Ones())).norm(), 1e-14);
 }
 
 TEST(Linalg, OneByOne) {

@@ -16,6 +16,7 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/detail/rules/linalg.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/cholesky.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/neg.hpp>
@@ -133,8 +134,10 @@ struct pd_inverse_p : primitive_base {
 
 namespace linalg {
 template <traced_value A, traced_value B>
-constexpr auto solve(A const& a, B const&, positive_definite_t) {
+constexpr auto solve(A const& a, B const& b, positive_definite_t) {
     if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::pd_solve_p, A>();
+    else if constexpr (detail::solve_widens<A, B>)
+        return linalg::solve(kiln::cast<detail::solve_dtype<A, B>>(a), b, positive_definite);
     else return detail::make_node<ops::pd_solve_p, A, decltype(linalg::cholesky(a)), B>();
 }
 template <traced_value A>

@@ -1,7 +1,8 @@
 // solve: x with a x = b, a square, by LU with partial pivoting (jnp.linalg.solve, torch.linalg.solve; Eigen's
 // PartialPivLU):
 //   kiln::linalg::solve(a, b)      a n x n, b n x k (a vector or several columns), float or double
-// One primitive whose operands are a, the factorization lu(a) (ops/lu.hpp: one node shared by every solve,
+// b's dtype may be wider than a's (a is cast first: JAX's promotion, nothing narrowed). One primitive whose
+// operands are a, the factorization lu(a) (ops/lu.hpp: one node shared by every solve,
 // inv, det and slogdet of the same a, and by their derivatives, which never factorize again) and b. An
 // exactly singular a gives NaN, every element (docs/linalg.md). For a symmetric positive-definite a,
 // solve(a, b, kiln::linalg::positive_definite) (ops/pd_solve.hpp) uses a Cholesky factorization instead.
@@ -14,6 +15,7 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/detail/rules/linalg.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/lu.hpp>
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/neg.hpp>
@@ -97,8 +99,9 @@ struct solve_p : primitive_base {
 
 namespace linalg {
 template <traced_value A, traced_value B>
-constexpr auto solve(A const& a, B const&) {
+constexpr auto solve(A const& a, B const& b) {
     if constexpr (detail::bad_square_operand<A>()) return detail::fail_square_operand<ops::solve_p<>, A>();
+    else if constexpr (detail::solve_widens<A, B>) return linalg::solve(kiln::cast<detail::solve_dtype<A, B>>(a), b);
     else return detail::make_node<ops::solve_p<>, A, decltype(detail::lu(a)), B>();
 }
 }  // namespace linalg

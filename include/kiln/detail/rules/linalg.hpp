@@ -90,6 +90,14 @@ constexpr auto fail_square_operand() {
     else return fail<diagnostic::wrong_dtype, P, operand_description<A>>();
 }
 
+// The dtype a solve of a with b computes in (JAX's promotion): a wider b than a (a double right-hand side of
+// a float matrix) has a cast to it before it is factorized, so no value is narrowed.
+template <class A, class B>
+using solve_dtype = typename promote<typename meta_of_tracer<A>::scalar, meta_of_tracer<A>::weak,
+                                     typename meta_of_tracer<B>::scalar, meta_of_tracer<B>::weak>::type;
+template <class A, class B>
+inline constexpr bool solve_widens = !std::is_same_v<solve_dtype<A, B>, typename meta_of_tracer<A>::scalar>;
+
 // The run-time check of a square operand (operand `index`), with the result's extents `out`.
 constexpr shape_check square_shape(extent a, extent out, int index = 0) {
     shape_check r{out};
