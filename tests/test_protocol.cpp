@@ -125,7 +125,7 @@ static_assert(kiln::primitive<kiln::ops::acos_p> && kiln::primitive<kiln::ops::a
               kiln::primitive<kiln::ops::eigh_gaps_p> && kiln::primitive<kiln::ops::qr_p> &&
               kiln::primitive<kiln::ops::qr_q_p> && kiln::primitive<kiln::ops::qr_r_p> &&
               kiln::primitive<kiln::ops::diag_p> && kiln::primitive<kiln::ops::diagonal_p> &&
-              kiln::primitive<kiln::ops::triangle_p<true, 0>>);
+              kiln::primitive<kiln::ops::tril_p<true, 0>>);
 static_assert(kiln::primitive<demo::cube_p> && kiln::primitive<demo::bare_p>);
 static_assert(!kiln::primitive<int> && !kiln::primitive<some_tag> && !kiln::primitive<kiln::primitive_base>);
 

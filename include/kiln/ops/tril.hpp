@@ -18,7 +18,7 @@
 namespace kiln {
 namespace ops {
 template <bool Lower, long K>
-struct triangle_p : primitive_base {
+struct tril_p : primitive_base {
     static constexpr std::string_view name = Lower ? "tril" : "triu";
     static constexpr detail::attr_text attrs_text = detail::attr_text{}.text("k=").number(K);
     static constexpr std::string_view attrs() { return attrs_text.view(); }
@@ -27,7 +27,7 @@ struct triangle_p : primitive_base {
     struct rule : detail::structural_rule<typename A::scalar, A::weak, 2, A::rows, A::cols> {
         static constexpr bool always_materialize = true;
         static constexpr bool checked =
-            detail::raise_if<A::rank != 2, diagnostic::needs_matrix, triangle_p, detail::operand_description<A>>::ok;
+            detail::raise_if<A::rank != 2, diagnostic::needs_matrix, tril_p, detail::operand_description<A>>::ok;
     };
     template <class A>
     static constexpr detail::shape_check shape(detail::extent a) {
@@ -51,22 +51,22 @@ struct triangle_p : primitive_base {
     static constexpr double flops(detail::extent, detail::extent) { return 0; }
     template <std::size_t>
     static constexpr auto vjp(auto ct, auto, auto) {
-        return detail::make_node<triangle_p, decltype(ct)>();
+        return detail::make_node<tril_p, decltype(ct)>();
     }
     template <std::size_t>
     static constexpr auto jvp(auto t, auto, auto) {
-        return detail::make_node<triangle_p, decltype(t)>();
+        return detail::make_node<tril_p, decltype(t)>();
     }
 };
 }  // namespace ops
 
 template <long K = 0, traced_value X>
 constexpr auto tril(X const&) {
-    return detail::make_node<ops::triangle_p<true, K>, X>();
+    return detail::make_node<ops::tril_p<true, K>, X>();
 }
 template <long K = 0, traced_value X>
 constexpr auto triu(X const&) {
-    return detail::make_node<ops::triangle_p<false, K>, X>();
+    return detail::make_node<ops::tril_p<false, K>, X>();
 }
 }  // namespace kiln
 
