@@ -24,6 +24,11 @@ TEST(Empty, triangular_solve) {
     expect_extents(kiln::jit([](auto const& a, auto const& b) { return kiln::linalg::cho_solve(a, b); })(none, MatrixXd(0, 2)), 0, 2);
 }
 
+TEST(Empty, triangular_matmul) {
+    expect_extents(kiln::jit([](auto const& a, auto const& b) { return kiln::linalg::triangular_matmul(a, b); })(none, MatrixXd(0, 2)), 0, 2);
+    expect_extents(kiln::grad([](auto const& a, auto const& b) { return kiln::sum(kiln::linalg::triangular_matmul(a, b)); })(none, MatrixXd(0, 2)), 0, 0);
+}
+
 TEST(Empty, pd_solve) {
     auto const f = [](auto const& a, auto const& b) { return kiln::sum(kiln::linalg::solve(a, b, kiln::linalg::positive_definite)); };
     EXPECT_EQ(kiln::jit(f)(none, MatrixXd(0, 3)), 0.0);

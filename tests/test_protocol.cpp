@@ -116,6 +116,7 @@ static_assert(kiln::primitive<kiln::ops::acos_p> && kiln::primitive<kiln::ops::a
               kiln::primitive<kiln::ops::iota_p<3, 1, double, 0>> && kiln::primitive<kiln::ops::gather_p<0>> &&
               kiln::primitive<kiln::ops::scatter_add_p<1>> && kiln::primitive<kiln::ops::cholesky_p> &&
               kiln::primitive<kiln::ops::triangular_solve_p<kiln::linalg::triangular{}>> &&
+              kiln::primitive<kiln::ops::triangular_matmul_p<kiln::linalg::triangular{}>> &&
               kiln::primitive<kiln::ops::pd_solve_p> && kiln::primitive<kiln::ops::pd_inverse_p> &&
               kiln::primitive<kiln::ops::logdet_p> && kiln::primitive<kiln::ops::lu_p> &&
               kiln::primitive<kiln::ops::solve_p<false>> && kiln::primitive<kiln::ops::inv_p> &&

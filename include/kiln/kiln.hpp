@@ -100,6 +100,7 @@
 #include <kiln/ops/tan.hpp>
 #include <kiln/ops/tanh.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/triangular_matmul.hpp>
 #include <kiln/ops/triangular_solve.hpp>
 #include <kiln/ops/tril.hpp>
 #include <kiln/ops/where.hpp>

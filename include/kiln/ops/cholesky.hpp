@@ -8,7 +8,7 @@
 // a second factorization: with phi(m) the lower triangle of m with its diagonal halved,
 //   reverse   a's cotangent  sym(l^-T phi(l^T ct) l^-1)     (sym(m) = (m + m^T) / 2)
 //   forward   l's tangent    l phi(l^-1 sym(da) l^-T)
-// both as triangular solves with l. No batching rule: a batch of matrices is rank 3 (docs/vmap.md).
+// both as triangular products (l's zeros never multiplied) and triangular solves with l. No batching rule: a batch of matrices is rank 3 (docs/vmap.md).
 #ifndef KILN_OPS_CHOLESKY_HPP
 #define KILN_OPS_CHOLESKY_HPP
 
@@ -22,6 +22,7 @@
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/triangular_matmul.hpp>
 #include <kiln/ops/triangular_solve.hpp>
 #include <kiln/ops/tril.hpp>
 
@@ -72,7 +73,8 @@ struct cholesky_p : primitive_base {
     }
     template <std::size_t>
     static constexpr auto vjp(auto ct, auto l, auto) {
-        auto const p = detail::lower_half_diagonal(matmul(transpose(l), ct));
+        constexpr linalg::triangular transposed{.transpose_a = true};
+        auto const p = detail::lower_half_diagonal(linalg::triangular_matmul<transposed>(l, ct));
         constexpr linalg::triangular left_transposed{.transpose_a = true}, right{.left_side = false};
         return detail::symmetric_part(linalg::triangular_solve<right>(l, linalg::triangular_solve<left_transposed>(l, p)));
     }
@@ -80,7 +82,7 @@ struct cholesky_p : primitive_base {
     static constexpr auto jvp(auto t, auto l, auto) {
         constexpr linalg::triangular right_transposed{.left_side = false, .transpose_a = true};
         auto const s = linalg::triangular_solve<right_transposed>(l, linalg::triangular_solve(l, detail::symmetric_part(t)));
-        return matmul(l, detail::lower_half_diagonal(s));
+        return linalg::triangular_matmul(l, detail::lower_half_diagonal(s));
     }
 };
 }  // namespace ops

@@ -20,6 +20,7 @@
 #include <kiln/ops/matmul.hpp>
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/transpose.hpp>
+#include <kiln/ops/triangular_matmul.hpp>
 #include <kiln/ops/triangular_solve.hpp>
 #include <kiln/ops/tril.hpp>
 
@@ -181,7 +182,9 @@ template <std::size_t K>
 constexpr auto qr_r_p::vjp([[maybe_unused]] auto ct, [[maybe_unused]] auto r, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const q = linalg::qr(a).first;
-        return detail::times_r_inverse_transposed(matmul(q, detail::copy_lower_to_upper(matmul(r, transpose(ct)))), r);
+        constexpr linalg::triangular upper{.lower = false};
+        auto const r_ct = linalg::triangular_matmul<upper>(r, transpose(ct));
+        return detail::times_r_inverse_transposed(matmul(q, detail::copy_lower_to_upper(r_ct)), r);
     } else {
         return detail::zero{};
     }
@@ -190,7 +193,8 @@ template <std::size_t K>
 constexpr auto qr_r_p::jvp([[maybe_unused]] auto t, [[maybe_unused]] auto r, [[maybe_unused]] auto a, auto) {
     if constexpr (K == 0) {
         auto const p = detail::qr_tangent_parts(t, linalg::qr(a).first, r);
-        return matmul(p.q_da_r_inverse - p.skew, r);
+        constexpr linalg::triangular upper_right{.lower = false, .left_side = false};
+        return linalg::triangular_matmul<upper_right>(r, p.q_da_r_inverse - p.skew);
     } else {
         return detail::zero{};
     }
