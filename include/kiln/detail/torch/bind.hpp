@@ -4,10 +4,19 @@
 #ifndef KILN_DETAIL_TORCH_BIND_HPP
 #define KILN_DETAIL_TORCH_BIND_HPP
 
-#include <ATen/ATen.h>
-#include <ATen/core/Dict.h>
-#include <c10/util/Exception.h>
+// PyTorch 1.13's c10::Dict iterators derive from std::iterator, deprecated since C++17: clang warns where
+// kiln instantiates them (as a dict argument's keys are checked), though the code is PyTorch's.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#endif
 #include <torch/library.h>
+#include <ATen/ATen.h>
+#include <ATen/core/ivalue.h>  // c10::Dict, complete only after c10::IValue
+#include <c10/util/Exception.h>
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
 
 #include <array>
 #include <cstddef>

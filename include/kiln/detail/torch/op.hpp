@@ -392,7 +392,7 @@ struct torch_op {
                     constexpr auto out_index = outs_array(outs);
                     std::array<at::Tensor, out_index.size()> cts;
                     for (std::size_t c = 0; c < cts.size(); ++c) cts[c] = grad_out[out_index[c]].contiguous();
-                    auto const objective = [f = st.f](auto const&... a) { return torch_op::objective(outs, f, a...); };
+                    auto const objective = [f = st.f](auto const&... a) { return torch_op::objective(decltype(outs){}, f, a...); };
                     [&]<std::size_t... C>(std::index_sequence<C...>) {
                         auto const g = kiln::grad(objective, argnums_of(idx))(
                             b..., ct_map<std::tuple_element_t<out_index[C], list>>(cts[C])...);
