@@ -79,7 +79,9 @@ struct tensor_decl {
     using owned = at::Tensor;
     static constexpr bool is_tensor = true;
     static constexpr bool is_floating = std::is_same_v<E, kiln::torch::floating>;
-    static constexpr bool differentiable = is_floating;
+    // The call's floating dtype, or a fixed float or double: differentiable unless declared nondiff.
+    static constexpr bool differentiable = is_floating || std::is_floating_point_v<E>;
+    static constexpr bool is_nondiff = false;
     static std::string schema() { return "Tensor"; }
     static owned own(param t, call_state const&, std::string const&) { return t; }
 
@@ -105,7 +107,8 @@ struct tensor_decl {
         if (t.device().type() != c10::DeviceType::CPU)
             type_error(s, where, "expected a CPU tensor, got a tensor on " + t.device().str());
         if (t.layout() != c10::Layout::Strided)
-            type_error(s, where, "expected a dense (strided) tensor, got layout " + c10::toString(t.layout()));
+            type_error(s, where, std::string("expected a dense (strided) tensor, got a ") +
+                                     (t.is_sparse() ? "sparse" : t.is_mkldnn() ? "MKL-DNN" : "non-strided") + " tensor");
         auto const dt = t.scalar_type();
         if constexpr (is_floating) {
             if (dt != c10::ScalarType::Float && dt != c10::ScalarType::Double)
@@ -214,6 +217,7 @@ struct decl<std::optional<D>> {
     using param = c10::optional<at::Tensor> const&;
     using owned = c10::optional<at::Tensor>;
     static constexpr bool differentiable = base::differentiable;
+    static constexpr bool is_nondiff = base::is_nondiff;
     static constexpr bool is_tensor = false;
     static std::string schema() { return "Tensor?"; }
     template <class T>
@@ -262,6 +266,7 @@ struct decl<kiln::torch::list<D, N>> {
     using param = at::TensorList;
     using owned = std::vector<at::Tensor>;
     static constexpr bool differentiable = base::differentiable;
+    static constexpr bool is_nondiff = base::is_nondiff;
     static constexpr bool is_tensor = false;
     static std::string schema() { return "Tensor[]"; }
     template <class T>
@@ -302,6 +307,7 @@ struct decl<kiln::torch::dict<D, Keys...>> {
     using param = c10::Dict<std::string, at::Tensor> const&;
     using owned = std::array<at::Tensor, sizeof...(Keys)>;  // the values, in declared key order
     static constexpr bool differentiable = base::differentiable;
+    static constexpr bool is_nondiff = base::is_nondiff;
     static constexpr std::array<std::string_view, sizeof...(Keys)> keys{Keys.view()...};
     static constexpr bool is_tensor = false;
     static std::string schema() { return "Dict(str, Tensor)"; }
@@ -367,6 +373,7 @@ struct decl<kiln::torch::nondiff<D>> : decl<D> {
 struct plain_decl {
     static constexpr bool is_tensor = false;
     static constexpr bool differentiable = false;
+    static constexpr bool is_nondiff = false;
     template <class P>
     static P own(P p, call_state const&, std::string const&) { return p; }
     template <class O>
@@ -467,7 +474,7 @@ struct decl<kiln::torch::choice<Modes...>> : plain_decl {
 };
 
 template <class D>
-inline constexpr bool is_nondiff_decl = requires { decl<D>::is_nondiff; };
+inline constexpr bool is_nondiff_decl = decl<D>::is_nondiff;
 
 }  // namespace kiln::detail::torch_bridge
 
