@@ -261,7 +261,7 @@ struct torch_op {
             }(std::make_index_sequence<sizeof...(I)>{});
     }
 
-    // The number of tensors returned: of f's result for double with every optional present.
+    // The number of tensors returned: of f's result for double, every optional present, each choice's first mode.
     template <std::size_t... I>
     static auto probe_call(std::index_sequence<I...>)
         -> decltype(kiln::jit(std::declval<F const&>())(std::declval<typename decl_at<I>::template bound<double> const&>()...));
