@@ -388,7 +388,9 @@ struct torch_op {
                 constexpr auto outs = []<std::size_t... J>(std::index_sequence<J...>) {
                     return true_indices<floating_leaf<std::tuple_element_t<J, list>>...>();
                 }(std::make_index_sequence<std::tuple_size_v<list>>{});
-                if constexpr (idx.size() > 0 && outs.size() > 0) {
+                // A single floating scalar result's gradients were computed with its value (precomputed).
+                constexpr bool precomputed = num_outputs == 1 && std::is_floating_point_v<R>;
+                if constexpr (idx.size() > 0 && outs.size() > 0 && !precomputed) {
                     constexpr auto out_index = outs_array(outs);
                     std::array<at::Tensor, out_index.size()> cts;
                     for (std::size_t c = 0; c < cts.size(); ++c) cts[c] = grad_out[out_index[c]].contiguous();
