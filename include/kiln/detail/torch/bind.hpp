@@ -404,26 +404,23 @@ struct decl<double> : plain_decl, plain_binding<decl<double>> {
     template <class T, class K>
     static void bind(double v, K&& k) { k(static_cast<T>(v)); }
 };
-template <>
-struct decl<std::int64_t> : plain_decl, plain_binding<decl<std::int64_t>> {
-    using param = std::int64_t;
-    using owned = std::int64_t;
-    static std::string schema() { return "int"; }
+// int and bool: f receives the value, a traced scalar of that dtype.
+template <class V, fixed_string Schema>
+struct value_decl : plain_decl, plain_binding<value_decl<V, Schema>> {
+    using param = V;
+    using owned = V;
+    static std::string schema() { return std::string(Schema.view()); }
     template <class T>
-    using bound = std::int64_t;
+    using bound = V;
     template <class T, class K>
-    static void bind(std::int64_t v, K&& k) { k(v); }
+    static void bind(V v, K&& k) {
+        k(v);
+    }
 };
 template <>
-struct decl<bool> : plain_decl, plain_binding<decl<bool>> {
-    using param = bool;
-    using owned = bool;
-    static std::string schema() { return "bool"; }
-    template <class T>
-    using bound = bool;
-    template <class T, class K>
-    static void bind(bool v, K&& k) { k(v); }
-};
+struct decl<std::int64_t> : value_decl<std::int64_t, "int"> {};
+template <>
+struct decl<bool> : value_decl<bool, "bool"> {};
 template <>
 struct decl<std::string> : plain_decl, plain_binding<decl<std::string>> {
     using param = c10::string_view;

@@ -88,23 +88,14 @@ auto as_result_list(R const& r) {
 template <class E>
 constexpr bool result_leaf = std::is_arithmetic_v<E> || requires { typename E::Scalar; };
 template <class E>
-struct leaf_scalar {
-    using type = E;
-};
-template <class E>
-    requires requires { typename E::Scalar; }
-struct leaf_scalar<E> {
-    using type = typename E::Scalar;
-};
-template <class E>
-constexpr bool floating_leaf = std::is_floating_point_v<typename leaf_scalar<E>::type>;
+constexpr bool floating_leaf = std::is_floating_point_v<detail::element_t<E>>;
 
 // A result to a new tensor: rank 0 for a scalar, rank 1 for a fixed single column, rank 2 otherwise.
 template <class E>
 at::Tensor to_tensor(E const& e) {
     static_assert(result_leaf<E>, "kiln: a kiln::torch operator returns a scalar, a matrix, or a std::tuple, std::pair or "
                                   "std::array of them (not nested)");
-    using S = typename leaf_scalar<E>::type;
+    using S = detail::element_t<E>;
     auto const options = at::TensorOptions().dtype(scalar_type_of<S>);
     if constexpr (std::is_arithmetic_v<E>) {
         at::Tensor t = at::empty({}, options);
@@ -412,7 +403,7 @@ struct torch_op {
     // A cotangent tensor (contiguous) as what the objective receives for a result of type E.
     template <class E>
     static auto ct_map(at::Tensor const& ct) {
-        using S = typename leaf_scalar<E>::type;
+        using S = detail::element_t<E>;
         if constexpr (std::is_arithmetic_v<E>) return *static_cast<S const*>(ct.data_ptr());
         else if constexpr (E::ColsAtCompileTime == 1)
             return Eigen::Map<Eigen::Matrix<S, Eigen::Dynamic, 1> const>(static_cast<S const*>(ct.data_ptr()), ct.size(0));
