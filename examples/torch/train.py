@@ -1,7 +1,8 @@
 """kiln operators (examples/torch/ops.cpp) inside PyTorch programs: an MLP trained with torch.optim, a
 Gaussian fitted by maximum likelihood with missing entries, and NIST's Rat43 fitted by Levenberg-Marquardt
 from the residuals and Jacobian one kiln operator returns. Each result is checked against an independent
-answer (the same model in PyTorch, the closed-form estimate, NIST's certified values).
+answer (the same model in PyTorch, the closed-form estimate, NIST's certified values), and each operator's
+gradients against central differences (torch.autograd.gradcheck).
 
     python3 examples/torch/train.py <path of the built libkiln_torch_examples.so>
 """
@@ -104,9 +105,26 @@ def rat43():
     assert relative < 1e-6
 
 
+def gradients():
+    # torch.autograd.gradcheck (float64) of each operator above, against central differences.
+    x, y = torch.randn(8, 2, dtype=f64), torch.randn(8, dtype=f64)
+    weights = [torch.randn(2, 4, dtype=f64, requires_grad=True), torch.randn(1, 4, dtype=f64, requires_grad=True),
+               torch.randn(4, dtype=f64, requires_grad=True), torch.randn((), dtype=f64, requires_grad=True)]
+    assert torch.autograd.gradcheck(lambda *w: ops.mlp_loss(x, *w, y), weights)
+    data, mask = torch.randn(6, 3, dtype=f64), (torch.rand(6, 3) > 0.5).to(f64)
+    mu, log_sigma = torch.randn(1, 3, dtype=f64, requires_grad=True), torch.randn(1, 3, dtype=f64, requires_grad=True)
+    for m in (None, mask):
+        assert torch.autograd.gradcheck(lambda mu, ls: ops.gauss_loglik(data, mu, ls, m), (mu, log_sigma))
+    b = torch.tensor([700.0, 5.0, 0.75, 1.3], dtype=f64, requires_grad=True)
+    t, obs = torch.arange(1.0, 6.0, dtype=f64), torch.rand(5, dtype=f64) * 600
+    assert torch.autograd.gradcheck(lambda b: ops.rat43(b, t, obs), (b,))  # the residuals and the Jacobian
+    print("  gradcheck passed: mlp_loss, gauss_loglik (with and without mask), rat43 (both results)")
+
+
 for title, run in (("MLP regression, Adam: kiln operator against the same model in PyTorch", mlp),
                    ("Gaussian with missing entries, L-BFGS: against the closed-form estimate", gaussian),
-                   ("NIST Rat43, Levenberg-Marquardt on kiln's residuals and Jacobian", rat43)):
+                   ("NIST Rat43, Levenberg-Marquardt on kiln's residuals and Jacobian", rat43),
+                   ("Gradients of every operator, float64", gradients)):
     print(title)
     run()
 print("all checks passed")
