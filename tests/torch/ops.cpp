@@ -52,6 +52,9 @@ auto const total = [](auto const& x) { return kiln::sum(x); };
 // An argument the result does not use: pruned, never read or checked, no gradient.
 auto const unused = [](auto const& x, auto const& /*junk*/) { return kiln::sum(kiln::square(x)); };
 
+// A list and a dict the result does not use: not checked either (any length, any keys).
+auto const unused_trees = [](auto const& x, auto const& /*xs*/, auto const& /*p*/) { return kiln::sum(x); };
+
 // Scalar tensors and float32/float64 dispatch.
 auto const scalars = [](auto const& a, auto const& b) { return a * kiln::exp(b); };
 
@@ -71,4 +74,5 @@ TORCH_LIBRARY(kiln_test, m) {
     kt::def<"total(x)", kt::matrix<>>(m, total);
     kt::def<"scalars(a, b)", kt::scalar<>, kt::scalar<>>(m, scalars);
     kt::def<"unused(x, junk)", kt::matrix<>, kt::matrix<3, 3>>(m, unused);
+    kt::def<"unused_trees(x, xs, p)", kt::matrix<>, kt::list<kt::matrix<>, 2>, kt::dict<kt::vector<>, "w", "b">>(m, unused_trees);
 }

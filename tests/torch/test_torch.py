@@ -168,6 +168,14 @@ class Values(unittest.TestCase):
                 self.assertIsNone(junk.grad)
         torch.testing.assert_close(x.grad, 3 * 2 * x.detach())
 
+    def test_unused_list_and_dict_are_not_checked(self):
+        x = randn(2, 3, grad=True)
+        for xs, p in (([], {}), ([randn(1)], {"w": randn(2, 2), "extra": torch.ones(1, dtype=torch.int64)}),
+                      ([randn(2, 2)] * 3, {"b": randn(4)})):
+            torch.testing.assert_close(ops.unused_trees(x, xs, p), x.sum())
+        ops.unused_trees(x, [], {}).backward()
+        torch.testing.assert_close(x.grad, torch.ones(2, 3, dtype=f64))
+
     def test_empty_tensors(self):
         self.assertEqual(ops.total(torch.zeros(0, 3, dtype=f64)).item(), 0.0)
         self.assertEqual(ops.product(torch.zeros(2, 0, dtype=f64), torch.zeros(0, 4, dtype=f64)).item(), 0.0)

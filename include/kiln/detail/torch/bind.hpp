@@ -18,8 +18,10 @@
 #pragma clang diagnostic pop
 #endif
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -283,8 +285,8 @@ struct decl<kiln::torch::list<D, N>> {
                         [&](auto const&... m) { k(std::array{m...}); });
     }
     template <class T, class K>
-    static void bind_unused(owned const& ts, K&& k) {
-        bind_each<0, N>([&](auto i, auto&& next) { base::template bind_unused<T>(ts[i], next); },
+    static void bind_unused(owned const&, K&& k) {  // the list may have any length: it is not checked
+        bind_each<0, N>([&](auto, auto&& next) { base::template bind_unused<T>(at::Tensor(), next); },
                         [&](auto const&... m) { k(std::array{m...}); });
     }
     template <class K>
@@ -305,7 +307,12 @@ struct decl<kiln::torch::dict<D, Keys...>> {
     static_assert(sizeof...(Keys) > 0, "kiln: kiln::torch::dict<D, keys...> needs at least one key");
     using base = decl<D>;
     using param = c10::Dict<std::string, at::Tensor> const&;
-    using owned = std::array<at::Tensor, sizeof...(Keys)>;  // the values, in declared key order
+    // The values in declared key order (undefined where a key is missing), and what is wrong with the keys:
+    // reported by check(), so that a dict the graph does not read is not checked.
+    struct owned {
+        std::array<at::Tensor, sizeof...(Keys)> values;
+        std::string problem;
+    };
     static constexpr bool differentiable = base::differentiable;
     static constexpr bool is_nondiff = base::is_nondiff;
     static constexpr std::array<std::string_view, sizeof...(Keys)> keys{Keys.view()...};
@@ -319,31 +326,32 @@ struct decl<kiln::torch::dict<D, Keys...>> {
         for (auto k : keys) s.append(s.empty() ? "'" : ", '").append(k).append("'");
         return s;
     }
-    static owned own(c10::Dict<std::string, at::Tensor> const& d, call_state const& s, std::string const& where) {
-        owned values;
+    static owned own(c10::Dict<std::string, at::Tensor> const& d, call_state const&, std::string const&) {
+        owned v;
         for (std::size_t i = 0; i < keys.size(); ++i) {
-            auto it = d.find(std::string(keys[i]));
-            if (it == d.end())
-                value_error(s, where, "expected a dict with the keys " + keys_text() + ", got one without '" + std::string(keys[i]) + "'");
-            values[i] = it->value();
+            std::string const key(keys[i]);
+            if (d.contains(key)) v.values[i] = d.at(key);
+            else if (v.problem.empty()) v.problem = "expected a dict with the keys " + keys_text() + ", got one without '" + key + "'";
         }
-        if (d.size() != keys.size()) {
+        if (v.problem.empty() && d.size() != keys.size())
             for (auto const& e : d)
-                if (std::find(keys.begin(), keys.end(), e.key()) == keys.end())
-                    value_error(s, where, "expected a dict with the keys " + keys_text() + ", got the key '" + e.key() + "' too");
-        }
-        return values;
+                if (std::find(keys.begin(), keys.end(), e.key()) == keys.end()) {
+                    v.problem = "expected a dict with the keys " + keys_text() + ", got the key '" + e.key() + "' too";
+                    break;
+                }
+        return v;
     }
     static void check(call_state& s, owned const& v, std::string const& where, bool nondiff) {
-        for (std::size_t i = 0; i < keys.size(); ++i) base::check(s, v[i], where + "['" + std::string(keys[i]) + "']", nondiff);
+        if (!v.problem.empty()) value_error(s, where, v.problem);
+        for (std::size_t i = 0; i < keys.size(); ++i) base::check(s, v.values[i], where + "['" + std::string(keys[i]) + "']", nondiff);
     }
     template <class T, class K>
     static void bind(owned const& v, K&& k) {
-        bind_each<0, sizeof...(Keys)>([&](auto i, auto&& next) { base::template bind<T>(v[i], next); }, to_map(k));
+        bind_each<0, sizeof...(Keys)>([&](auto i, auto&& next) { base::template bind<T>(v.values[i], next); }, to_map(k));
     }
     template <class T, class K>
-    static void bind_unused(owned const& v, K&& k) {
-        bind_each<0, sizeof...(Keys)>([&](auto i, auto&& next) { base::template bind_unused<T>(v[i], next); }, to_map(k));
+    static void bind_unused(owned const&, K&& k) {
+        bind_each<0, sizeof...(Keys)>([&](auto, auto&& next) { base::template bind_unused<T>(at::Tensor(), next); }, to_map(k));
     }
     template <class K>
     static auto to_map(K& k) {
@@ -355,7 +363,10 @@ struct decl<kiln::torch::dict<D, Keys...>> {
     static void select(call_state&, owned const&, std::string const&, K&& k) {
         k(std::type_identity<bound<double>>{});
     }
-    static void collect(owned const& v, std::vector<at::Tensor>& leaves) { leaves.insert(leaves.end(), v.begin(), v.end()); }
+    static void collect(owned const& v, std::vector<at::Tensor>& leaves) {
+        for (auto const& t : v.values)
+            if (t.defined()) leaves.push_back(t);
+    }
     template <class G>
     static void scatter(G const& g, std::vector<at::Tensor> const& leaves, std::size_t& pos, std::vector<at::Tensor>& out) {
         (base::scatter(boost::hana::at_key(g, typename detail::hana_key<static_arg<Keys>>::type{}), leaves, pos, out), ...);
