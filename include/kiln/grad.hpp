@@ -1,10 +1,11 @@
-// Differentiation: kiln::grad, value_and_grad, vjp and jvp, as JAX spells them.
+// Differentiation: kiln::grad, value_and_grad, vjp, jvp, jacfwd, jacrev, jacobian and hessian, as JAX spells them.
 //
 //   auto g  = kiln::grad(loss);                       // d loss / d argument 0
 //   auto g1 = kiln::grad(loss, kiln::argnums<1>);     // d loss / d argument 1
 //   auto [v, g] = kiln::jit(kiln::value_and_grad(loss))(params, X, Y);   // g has the type of params
 //   auto [y, y_dot] = kiln::jvp(f, std::tuple(x), std::tuple(t));
 //   auto [y, back] = kiln::vjp(f, x);  auto [x_bar] = back(y_bar);
+//   auto [r, J] = kiln::jit(kiln::value_and_jacfwd(residual))(p, data);   // J: m x n, m known at run time
 //
 // Each transform returns a function that can be traced again: jit(grad(f)), grad(grad(f)), the
 // transform of a function that calls jitted functions. Called on traced values it builds the derivative
@@ -90,55 +91,76 @@ auto linearize(F f, Ps const&... primals) {
     }
 }
 
-// The Jacobian of f, a function of one fixed-size vector (or scalar) returning a fixed-size vector (or
-// scalar): the m x n matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a
-// scalar x, the derivative (shaped like the result). The mode is chosen by the static sizes: forward mode
-// (one tangent per input element) when n <= m, reverse mode (one cotangent per result element) when m < n,
-// as jax.jacfwd and jax.jacrev; so a scalar f of n > 1 inputs is one reverse pass, kiln::grad's graph.
-// Square Jacobians (n == m, hessian's) are forward mode, as JAX's cookbook advises.
-template <class F>
-auto jacobian(F f) {
-    return detail::jacobian_fn<F>{{std::move(f)}};
+// The Jacobian of f's result with respect to argument 0, or those of kiln::argnums<...> (a std::tuple of
+// Jacobians for several), each rebuilt in its argument's pytree, as jax.jacfwd / jax.jacrev (options:
+// kiln::argnums<...>, then kiln::has_aux, as grad's). For a vector x (n) and a vector result (m), the m x n
+// matrix of d f_i / d x_j; for a scalar result, the gradient (shaped like x); for a scalar x, the
+// derivative (shaped like the result).
+// - kiln::jacfwd: forward mode, one tangent per element of x: x of fixed length, the result of any length
+//   (fixed or run-time: a least-squares residual).
+// - kiln::jacrev: reverse mode, one cotangent per element of the result: the result of fixed length, x of
+//   any length.
+// - kiln::jacobian: the mode with fewer passes by the static sizes (forward when n <= m, so square
+//   Jacobians, hessian's, are forward mode, as JAX's cookbook advises; reverse for a scalar result: one
+//   pass, kiln::grad's graph), or the one that applies when a length is known at run time only.
+// - value_and_jacobian (value_and_jacfwd, value_and_jacrev): (value, Jacobian) from one trace of f, the
+//   Jacobian's passes sharing the value's nodes; with has_aux ((value, aux), Jacobian).
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto jacobian(F f, Options...) {
+    return detail::jacobian_transform<false, detail::jacobian_mode::automatic, F, Options...>(std::move(f));
+}
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto jacfwd(F f, Options...) {
+    return detail::jacobian_transform<false, detail::jacobian_mode::forward, F, Options...>(std::move(f));
+}
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto jacrev(F f, Options...) {
+    return detail::jacobian_transform<false, detail::jacobian_mode::reverse, F, Options...>(std::move(f));
+}
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto value_and_jacobian(F f, Options...) {
+    return detail::jacobian_transform<true, detail::jacobian_mode::automatic, F, Options...>(std::move(f));
+}
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto value_and_jacfwd(F f, Options...) {
+    return detail::jacobian_transform<true, detail::jacobian_mode::forward, F, Options...>(std::move(f));
+}
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto value_and_jacrev(F f, Options...) {
+    return detail::jacobian_transform<true, detail::jacobian_mode::reverse, F, Options...>(std::move(f));
 }
 
 // The gradient of f (returning a floating-point scalar) with respect to argument 0, or those of
 // kiln::argnums<...>; with kiln::has_aux, f returns (value, aux) and the result is (gradient, aux).
-template <class F, std::size_t... I>
-auto grad(F f, argnums_t<I...> = {}) {
-    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, false, false>{{std::move(f)}};
-}
-template <class F, std::size_t... I>
-auto grad(F f, argnums_t<I...>, has_aux_t) {
-    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, true, false>{{std::move(f)}};
-}
-template <class F>
-auto grad(F f, has_aux_t) {
-    return detail::grad_fn<F, argnums_t<0>, true, false>{{std::move(f)}};
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto grad(F f, Options...) {
+    using O = detail::derivative_options<Options...>;
+    return detail::grad_fn<F, typename O::argnums, O::has_aux, false>{{std::move(f)}};
 }
 
-// The Hessian of f (a scalar function of one fixed-size vector): the n x n matrix of second derivatives,
-// as the Jacobian (forward mode) of the gradient (reverse mode), as jax.hessian.
-template <class F>
-auto hessian(F f) {
-    return kiln::jacobian(kiln::grad(std::move(f)));
+// The Hessian of f (a scalar function): the n x n matrix of second derivatives with respect to argument 0
+// (or the one of kiln::argnums<i>), a fixed-size vector or scalar, as the Jacobian (forward mode) of the
+// gradient (reverse mode), as jax.hessian; with kiln::has_aux, (Hessian, aux).
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto hessian(F f, Options... options) {
+    auto g = kiln::grad(std::move(f), options...);
+    return detail::jacobian_transform<false, detail::jacobian_mode::automatic, decltype(g), Options...>(std::move(g));
 }
 
 // (value, gradient); with kiln::has_aux, ((value, aux), gradient), as JAX.
-template <class F, std::size_t... I>
-auto value_and_grad(F f, argnums_t<I...> = {}) {
-    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, false, true>{{std::move(f)}};
-}
-template <class F, std::size_t... I>
-auto value_and_grad(F f, argnums_t<I...>, has_aux_t) {
-    using N = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
-    return detail::grad_fn<F, N, true, true>{{std::move(f)}};
-}
-template <class F>
-auto value_and_grad(F f, has_aux_t) {
-    return detail::grad_fn<F, argnums_t<0>, true, true>{{std::move(f)}};
+template <class F, class... Options>
+    requires detail::derivative_options<Options...>::valid
+auto value_and_grad(F f, Options...) {
+    using O = detail::derivative_options<Options...>;
+    return detail::grad_fn<F, typename O::argnums, O::has_aux, true>{{std::move(f)}};
 }
 
 }  // namespace kiln

@@ -9,16 +9,31 @@
 //   identity never changes a value's type (int32 * c<1.0> is f64 in JAX, and stays a node).
 //   As in XLA's simplifier, x + 0 is x, so -0.0 + 0 keeps its sign.
 // A primitive opts in by declaring these members; apply must then be constexpr.
+// - a slice of a matrix of scalars (kiln::vector, kiln::matrix, a forward-mode seed) is the matrix of the
+//   scalars it selects, and a 1 x 1 matrix squeezed is its scalar, when the dtype stays the same:
+//   at<1>(vector(a, b)) is b itself (a seed's element is its constant; CSE sees the scalar b). A typed
+//   constant (cast<double>(c<1>), a seed's element) is an identity as the constant is.
 #ifndef KILN_DETAIL_IR_FOLD_HPP
 #define KILN_DETAIL_IR_FOLD_HPP
 
 #include <kiln/detail/ir/node.hpp>
 
+#include <boost/mp11/algorithm.hpp>
+
+#include <cstddef>
 #include <type_traits>
+#include <utility>
 
 namespace kiln::ops {
 template <int Rank, long Rows, long Cols, class T, bool Weak>
 struct full_p;
+template <class T>
+struct cast_p;
+template <long Rows, long Cols>
+struct matrix_p;
+template <long R0, long NR, long C0, long NC>
+struct slice_p;
+struct squeeze_p;
 }  // namespace kiln::ops
 
 namespace kiln::detail {
@@ -42,8 +57,13 @@ struct is_right_identity<P, constant<V>> : std::bool_constant<primitive_traits<P
 template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
 struct is_right_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>>
     : is_right_identity<P, constant<V>> {};
+// A typed constant (a cast of a constant, as a Jacobian's seeds are) is an identity as the constant is.
+template <class P, class T, auto V>
+struct is_right_identity<P, node<ops::cast_p<T>, constant<V>>> : is_right_identity<P, constant<V>> {};
 template <class P, class N>
 struct is_left_identity : std::false_type {};
+template <class P, class T, auto V>
+struct is_left_identity<P, node<ops::cast_p<T>, constant<V>>> : is_left_identity<P, constant<V>> {};
 template <class P, int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
 struct is_left_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>>
     : is_left_identity<P, constant<V>> {};
@@ -67,6 +87,28 @@ struct simplify<node<P, X, E>> {
     using type = std::conditional_t<
         is_right_identity<P, E>::value && same_type_and_shape<I, info<X>>, X,
         std::conditional_t<is_left_identity<P, X>::value && same_type_and_shape<I, info<E>>, E, node<P, X, E>>>;
+};
+
+// Rows R0 .. R0+NR-1 and columns C0 .. C0+NC-1 of the scalars Xs of a Rows x Cols matrix_p (row by row).
+template <long Cols, long R0, long NR, long C0, long NC, class Xs, class Seq = std::make_index_sequence<static_cast<std::size_t>(NR * NC)>>
+struct selected_scalars;
+template <long Cols, long R0, long NR, long C0, long NC, class Xs, std::size_t... K>
+struct selected_scalars<Cols, R0, NR, C0, NC, Xs, std::index_sequence<K...>> {
+    using type = node<ops::matrix_p<NR, NC>,
+                      boost::mp11::mp_at_c<Xs, static_cast<std::size_t>((R0 + static_cast<long>(K) / NC) * Cols + C0 +
+                                                                         static_cast<long>(K) % NC)>...>;
+};
+template <long Rows, long Cols, long R0, long NR, long C0, long NC, class... Xs>
+    requires(NR > 0 && NC > 0 && R0 >= 0 && C0 >= 0 && R0 + NR <= Rows && C0 + NC <= Cols)
+struct simplify<node<ops::slice_p<R0, NR, C0, NC>, node<ops::matrix_p<Rows, Cols>, Xs...>>> {
+    using slice = node<ops::slice_p<R0, NR, C0, NC>, node<ops::matrix_p<Rows, Cols>, Xs...>>;
+    using part = typename selected_scalars<Cols, R0, NR, C0, NC, mp_list<Xs...>>::type;
+    using type = std::conditional_t<same_type_and_shape<info<slice>, info<part>>, part, slice>;
+};
+template <class X>
+struct simplify<node<ops::squeeze_p, node<ops::matrix_p<1, 1>, X>>> {
+    using squeezed = node<ops::squeeze_p, node<ops::matrix_p<1, 1>, X>>;
+    using type = std::conditional_t<same_type_and_shape<info<squeezed>, info<X>>, X, squeezed>;
 };
 
 }  // namespace kiln::detail

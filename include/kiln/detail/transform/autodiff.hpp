@@ -41,12 +41,34 @@
 #include <type_traits>
 #include <utility>
 
+namespace kiln::ops {
+template <long Rows, long Cols>
+struct matrix_p;
+}  // namespace kiln::ops
+
 namespace kiln::detail {
 
 // zero (detail/rules/elementwise.hpp): no derivative (an operand that does not depend on what is
 // differentiated, or has no derivative).
 template <class T>
 inline constexpr bool is_zero = std::is_same_v<T, zero>;
+
+// A derivative known to be 0 from its type is no derivative: what it would reach is 0, and it is not
+// computed. These are the elements of a Jacobian's one-hot seeds, folded (detail/ir/fold.hpp): each pass
+// meets one per element of the argument (or result) it does not seed. Known zeros: the constant 0, typed
+// (a cast of it), and a matrix of them.
+template <class T>
+inline constexpr bool known_zero = false;
+template <auto V>
+inline constexpr bool known_zero<constant<V>> = V == 0;
+template <class T, class Z>
+inline constexpr bool known_zero<node<ops::cast_p<T>, Z>> = known_zero<Z>;
+template <long Rows, long Cols, class... Zs>
+inline constexpr bool known_zero<node<ops::matrix_p<Rows, Cols>, Zs...>> = (known_zero<Zs> && ...);
+template <class T>
+struct zero_if_known_zero {
+    using type = std::conditional_t<known_zero<T>, zero, T>;
+};
 
 // A node whose value is several results (kiln::scan's loop) is differentiable through them: its scalar
 // type says so (detail/loop/scan.hpp, loop_results).
@@ -256,7 +278,7 @@ template <class D, std::size_t U, std::size_t K, std::size_t I, class Ct>
 struct vjp_term {
     using user = boost::mp11::mp_at_c<typename D::graph::nodes, U>;
     using operand = boost::mp11::mp_at_c<typename D::graph::nodes, I>;
-    using raw = typename rules_of<user>::template vjp<K, Ct>::type;
+    using raw = typename zero_if_known_zero<typename rules_of<user>::template vjp<K, Ct>::type>::type;
     template <class R>
     struct shaped {
         using type = typename expr_of<decltype(detail::to_operand(tracer<operand>{}, tracer<R>{}))>::type;
@@ -281,9 +303,9 @@ struct adjoint_of_uses<D, I, std::index_sequence<E...>> {
 template <class D, std::size_t I>
 struct adjoint {
     static constexpr auto& t = D::graph::table;
-    using type = typename std::conditional_t<
+    using type = typename zero_if_known_zero<typename std::conditional_t<
         t.needs[I], adjoint_of_uses<D, I, std::make_index_sequence<t.first[I + 1] - t.first[I]>>,
-        std::type_identity<zero>>::type;
+        std::type_identity<zero>>::type>::type;
 };
 
 // Every adjoint of pass D, instantiated last node first (each one's users are then already known).
@@ -374,9 +396,9 @@ template <class D, std::size_t I>
 struct tangent {
     static constexpr auto& t = D::graph::table;
     using seed = typename D::template seed<I>;
-    using type = typename std::conditional_t<
+    using type = typename zero_if_known_zero<typename std::conditional_t<
         !is_zero<seed>, std::type_identity<seed>,
-        std::conditional_t<t.needs[I], tangent_of_operands<D, I>, std::type_identity<zero>>>::type;
+        std::conditional_t<t.needs[I], tangent_of_operands<D, I>, std::type_identity<zero>>>::type>::type;
 };
 
 template <class D, class Seq = std::make_index_sequence<D::graph::n>>

@@ -197,6 +197,81 @@ struct marked_call {
                                                std::type_identity<tracer<constant<0>>>>::type;
 };
 
+// A differentiated function's result R split into the value it differentiates and, with kiln::has_aux
+// (HasAux), the auxiliary result beside it (R a std::pair or std::tuple of two); aux is void otherwise.
+template <class R, bool HasAux>
+struct split_aux {
+    using value = R;
+    using aux = void;
+};
+template <class R>
+    requires(arity_of_tuple<R>::value == 2)
+struct split_aux<R, true> {
+    using value = std::remove_cvref_t<std::tuple_element_t<0, R>>;
+    using aux = std::remove_cvref_t<std::tuple_element_t<1, R>>;
+};
+
+// A result as a diagnostic names it: a traced value by its shape, anything else by its type.
+template <class R>
+struct described_result {
+    using type = R;
+};
+template <traced_value R>
+struct described_result<R> {
+    using type = operand_description<meta_of_tracer<R>>;
+};
+
+// What a derivative transform returns, as JAX: D (the derivatives); with the value, (value, D); with
+// has_aux, (D, aux) or ((value, aux), D). Parts: split_aux above.
+template <bool HasAux, bool WithValue, class Parts, class D>
+constexpr auto with_value_and_aux() {
+    using value = typename Parts::value;
+    if constexpr (HasAux && WithValue) return std::pair<std::pair<value, typename Parts::aux>, D>{};
+    else if constexpr (HasAux) return std::pair<D, typename Parts::aux>{};
+    else if constexpr (WithValue) return std::pair<value, D>{};
+    else return D{};
+}
+
+// The options of a derivative transform, after f: kiln::argnums<...> (none or argnums<>: argument 0), then
+// kiln::has_aux. `valid` is false for anything else (the overload is then not viable).
+template <class... Options>
+struct derivative_options {
+    static constexpr bool valid = false;
+};
+template <>
+struct derivative_options<> {
+    static constexpr bool valid = true;
+    using argnums = argnums_t<0>;
+    static constexpr bool has_aux = false;
+};
+template <std::size_t... I>
+struct derivative_options<argnums_t<I...>> {
+    static constexpr bool valid = true;
+    using argnums = std::conditional_t<sizeof...(I) == 0, argnums_t<0>, argnums_t<I...>>;
+    static constexpr bool has_aux = false;
+};
+template <>
+struct derivative_options<has_aux_t> : derivative_options<> {
+    static constexpr bool has_aux = true;
+};
+template <std::size_t... I>
+struct derivative_options<argnums_t<I...>, has_aux_t> : derivative_options<argnums_t<I...>> {
+    static constexpr bool has_aux = true;
+};
+
+// One derivative per index of Argnums (D<I>, the derivative for argument I): alone for one index, a
+// std::tuple of them for several, as JAX.
+template <class Argnums, template <std::size_t> class D>
+struct per_argnum;
+template <std::size_t... N, template <std::size_t> class D>
+struct per_argnum<argnums_t<N...>, D> {
+    using type = std::tuple<D<N>...>;
+};
+template <std::size_t N, template <std::size_t> class D>
+struct per_argnum<argnums_t<N>, D> {
+    using type = D<N>;
+};
+
 // Raises Diag<Ts...> and returns what a transform returns after a diagnostic.
 template <template <class...> class Diag, class... Ts>
 constexpr failed_trace fail_trace() {

@@ -44,19 +44,8 @@ template <class Self, class F, class Argnums, bool HasAux, bool WithValue, class
 struct grad_trace {
     using call = marked_call<Self, F, reverse_kind, Argnums, Args...>;
     using result = std::remove_cvref_t<typename call::result>;
-    // The differentiated value, and the auxiliary result.
-    template <class R, bool Aux = HasAux>
-    struct split {
-        using value = R;
-        using aux = void;
-    };
-    template <class R>
-        requires(arity_of_tuple<R>::value == 2)
-    struct split<R, true> {
-        using value = std::remove_cvref_t<std::tuple_element_t<0, R>>;
-        using aux = std::remove_cvref_t<std::tuple_element_t<1, R>>;
-    };
-    using value = typename split<result>::value;
+    using parts = split_aux<result, HasAux>;
+    using value = typename parts::value;
     static constexpr bool scalar_ok = [] {
         if constexpr (traced_value<value>) {
             using M = meta_of_tracer<value>;
@@ -65,14 +54,6 @@ struct grad_trace {
             return false;
         }
     }();
-    template <class R>
-    struct described {
-        using type = R;
-    };
-    template <traced_value R>
-    struct described<R> {
-        using type = operand_description<meta_of_tracer<R>>;
-    };
     static constexpr bool valid = call::valid && scalar_ok;
     // (Nothing more after a failed call, which was reported; void: a forgotten return or, with g++, a body
     // that did not compile.)
@@ -80,7 +61,7 @@ struct grad_trace {
     static constexpr bool ok =
         call::args_ok && raise_if<call::valid && std::is_void_v<result>, diagnostic::void_result, result>::ok &&
         raise_if<call::valid && returned && !scalar_ok, diagnostic::needs_scalar_output, grad_fn<F, Argnums, HasAux, WithValue>,
-                 typename described<result>::type>::ok;
+                 typename described_result<result>::type>::ok;
 
     template <class V, bool Ok = ok>
     struct pass_for {
@@ -94,35 +75,12 @@ struct grad_trace {
     template <std::size_t I>
     using gradient = typename rebuild<typename call::template arg<I>, gradient_leaf>::type;
 
-    template <class N>
-    struct gradients;
-    template <std::size_t... N>
-    struct gradients<argnums_t<N...>> {
-        using type = std::tuple<gradient<N>...>;
-    };
-    template <std::size_t N>
-    struct gradients<argnums_t<N>> {
-        using type = gradient<N>;
-    };
-
     static auto make() {
         if constexpr (!valid) {
             static_cast<void>(ok);
             return failed_trace{};
         } else {
-            return make_ok<typename gradients<Argnums>::type>();
-        }
-    }
-    template <class grads>
-    static auto make_ok() {
-        if constexpr (HasAux && WithValue) {
-            return std::pair<std::pair<value, typename split<result>::aux>, grads>{};
-        } else if constexpr (HasAux) {
-            return std::pair<grads, typename split<result>::aux>{};
-        } else if constexpr (WithValue) {
-            return std::pair<value, grads>{};
-        } else {
-            return grads{};
+            return with_value_and_aux<HasAux, WithValue, parts, typename per_argnum<Argnums, gradient>::type>();
         }
     }
 };

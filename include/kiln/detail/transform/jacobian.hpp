@@ -36,26 +36,35 @@ namespace kiln {
 
 namespace detail {
 // ---------------------------------------------------------------------------------------------------
-// jacobian and hessian.
+// jacobian, jacfwd, jacrev, value_and_jacobian (and hessian, a jacobian of grad).
 // ---------------------------------------------------------------------------------------------------
-// The static length of a vector or scalar description (-1: not a fixed-size vector or scalar).
+// Which passes build a Jacobian: forward mode (one tangent per element of the differentiated arguments),
+// reverse mode (one cotangent per element of the result), or the fewer of the two (kiln::jacobian).
+enum class jacobian_mode { automatic, forward, reverse };
+
+// The length of a line (a scalar: 1; a vector n x 1 or 1 x n: n, or dynamic_line for a run-time n);
+// not_a_line for a matrix (its Jacobian would have rank 3 or 4, beyond kiln's rank 2).
+inline constexpr long dynamic_line = -1;
+inline constexpr long not_a_line = -2;
 template <class M>
-constexpr long fixed_length() {
+constexpr long line_length() {
     if constexpr (M::rank == 0) return 1;
-    else if constexpr (M::rows == 1 && M::cols >= 0) return M::cols;
-    else if constexpr (M::cols == 1 && M::rows >= 0) return M::rows;
-    else return -1;
+    else if constexpr (M::rows == 1) return M::cols < 0 ? dynamic_line : M::cols;
+    else if constexpr (M::cols == 1) return M::rows < 0 ? dynamic_line : M::rows;
+    else return not_a_line;
 }
 
-// The constant M-shaped value (dtype S) with a 1 at element I and 0 elsewhere.
+// The constant M-shaped value of dtype S with a 1 at element I and 0 elsewhere, of typed constants (an
+// element of it, at<I>, folds to its constant, detail/ir/fold.hpp, and a derivative that meets a 0 is no
+// derivative, detail/transform/autodiff.hpp: each pass computes only what its element reaches).
 template <class M, class S, long I>
 constexpr auto one_hot() {
     if constexpr (M::rank == 0) {
-        return c<S(1)>;
+        return kiln::cast<S>(c<S(1)>);
     } else {
         return [&]<std::size_t... J>(std::index_sequence<J...>) {
-            return kiln::cast<S>(
-                make_node<ops::matrix_p<M::rows, M::cols>, tracer<constant<(static_cast<long>(J) == I ? 1 : 0)>>...>());
+            return make_node<ops::matrix_p<M::rows, M::cols>,
+                             decltype(kiln::cast<S>(c<(static_cast<long>(J) == I ? S(1) : S(0))>))...>();
         }(std::make_index_sequence<static_cast<std::size_t>(M::rows * M::cols)>{});
     }
 }
@@ -69,100 +78,149 @@ constexpr auto as_line(V const& v) {
     else return kiln::transpose(v);
 }
 
-template <class F>
+template <class N>
+using meta_of_node = typename info<N>::operand_meta;
+
+// The argument index of a wrt node (its tag: detail/transform/bind.hpp).
+template <class W>
+struct wrt_argument;
+template <class F, class Kind, std::size_t Arg, std::size_t Leaf, class X>
+struct wrt_argument<node<ops::wrt_p<wrt_tag<F, Kind, Arg, Leaf>>, X>> : std::integral_constant<std::size_t, Arg> {};
+
+// The Jacobian of the value Y (a tracer) with respect to each leaf of Wrt (wrt nodes), in Mode:
+// `mode` (automatic resolved by the static sizes), `valid`, `ok` (raises the diagnostic of the first leaf
+// that cannot be differentiated in that mode), `of<W>` (the Jacobian with respect to leaf W).
+template <class Transform, class Y, class Wrt, jacobian_mode Mode>
+struct jacobian_of;
+template <class Transform, class Y, class... W, jacobian_mode Mode>
+struct jacobian_of<Transform, Y, mp_list<W...>, Mode> {
+    using YM = meta_of_tracer<Y>;
+    static constexpr long m = line_length<YM>();
+    template <class X>
+    static constexpr long n = line_length<meta_of_node<X>>();
+    static constexpr jacobian_mode mode = [] {
+        if constexpr (Mode != jacobian_mode::automatic) return Mode;
+        else if constexpr (YM::rank == 0) return jacobian_mode::reverse;  // one cotangent: grad's graph
+        else if constexpr (((meta_of_node<W>::rank == 0) && ...)) return jacobian_mode::forward;
+        else if constexpr (m == dynamic_line || m == not_a_line) return jacobian_mode::forward;
+        else if constexpr (((n<W> < 0) || ...)) return jacobian_mode::reverse;
+        else return (n<W> + ... + 0) <= m ? jacobian_mode::forward : jacobian_mode::reverse;
+    }();
+    // Forward mode needs a fixed number of tangents (n), and a line or scalar result unless x is a scalar;
+    // reverse mode a fixed number of cotangents (m), and a line or scalar x unless the result is a scalar.
+    template <class X>
+    static constexpr bool leaf_valid = mode == jacobian_mode::forward
+        ? (meta_of_node<X>::rank == 0 || (n<X> >= 0 && m != not_a_line))
+        : (YM::rank == 0 || (m >= 0 && n<X> != not_a_line));
+    static constexpr bool valid = (leaf_valid<W> && ...);
+    template <class X>
+    static constexpr bool leaf_ok = raise_if<!leaf_valid<X>, diagnostic::jacobian_shape, Transform,
+                                             diagnostic::argument<wrt_argument<X>::value>,
+                                             operand_description<meta_of_node<X>>, operand_description<YM>>::ok;
+    static constexpr bool ok = (leaf_ok<W> && ...);
+
+    using outs = mp_list<typename Y::kiln_expr>;
+
+    // Forward mode: one tangent per element of X, the columns of the Jacobian.
+    template <class X, long J>
+    struct column {
+        using seed = typename decltype(one_hot<meta_of_node<X>, typename meta_of_node<X>::scalar, J>())::kiln_expr;
+        using t = typename forward_pass<outs, mp_list<X>, mp_list<seed>>::template of<typename Y::kiln_expr>;
+        using type = tangent_or_zeros<typename Y::kiln_expr, t>;
+    };
+    template <class X, std::size_t... J>
+    static auto forward(std::index_sequence<J...>) {
+        using XM = meta_of_node<X>;
+        if constexpr (XM::rank == 0) return typename column<X, 0>::type{};  // shaped like the result
+        else if constexpr (YM::rank == 0)  // a gradient, shaped like x
+            return kiln::reshape<XM::rows, XM::cols>(kiln::concatenate<1>(as_line<1>(typename column<X, static_cast<long>(J)>::type{})...));
+        else return kiln::concatenate<1>(as_line<1>(typename column<X, static_cast<long>(J)>::type{})...);
+    }
+    // Reverse mode: one cotangent per element of the result, the rows of the Jacobian (each pass gives the
+    // rows of every leaf).
+    template <long I>
+    struct row_pass {
+        using seed = typename decltype(one_hot<YM, typename YM::scalar, I>())::kiln_expr;
+        using type = reverse_pass<outs, mp_list<seed>, mp_list<W...>>;
+    };
+    template <class X, long I>
+    using row = derivative_or_zeros<X, typename row_pass<I>::type::template of<X>::type, outs>;
+    template <class X, std::size_t... I>
+    static auto reverse(std::index_sequence<I...>) {
+        if constexpr (YM::rank == 0) return row<X, 0>{};  // a gradient, shaped and typed like x: grad's graph
+        else if constexpr (meta_of_node<X>::rank == 0)  // shaped like the result
+            return kiln::reshape<YM::rows, YM::cols>(kiln::concatenate<0>(as_line<0>(row<X, static_cast<long>(I)>{})...));
+        else return kiln::concatenate<0>(as_line<0>(row<X, static_cast<long>(I)>{})...);
+    }
+
+    template <class X>
+    struct leaf {
+        static auto make() {
+            if constexpr (mode == jacobian_mode::forward)
+                return forward<X>(std::make_index_sequence<static_cast<std::size_t>(meta_of_node<X>::rank == 0 ? 1 : n<X>)>{});
+            else
+                return reverse<X>(std::make_index_sequence<static_cast<std::size_t>(YM::rank == 0 ? 1 : m)>{});
+        }
+        using type = decltype(make());
+    };
+};
+
+template <class F, class Argnums, bool HasAux, bool WithValue, jacobian_mode Mode>
 struct jacobian_fn;
 
-// jacobian of a function of one argument; with any other number of arguments, a diagnostic.
-template <class F, class... Args>
+// The Jacobians of f's result (with kiln::has_aux: of the first of its pair) with respect to the arguments
+// of Argnums, each rebuilt in its argument's pytree (a std::tuple of them for several indices), as
+// jax.jacfwd / jax.jacrev; WithValue: (value, jacobians), sharing one trace of f.
+template <class Self, class F, class Argnums, bool HasAux, bool WithValue, jacobian_mode Mode, class... Args>
 struct jacobian_trace {
-    static auto make() { return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, Args...>(); }
-};
-template <class F, class X>
-struct jacobian_trace<F, X> {
-    using call = marked_call<jacobian_fn<F>, F, forward_kind, argnums_t<0>, X>;
-    using rcall = marked_call<jacobian_fn<F>, F, reverse_kind, argnums_t<0>, X>;
-    using XM = meta_of_tracer<std::conditional_t<traced_value<X>, X, tracer<constant<0>>>>;
+    using call = marked_call<Self, F, forward_kind, Argnums, Args...>;
+    using result = std::remove_cvref_t<typename call::result>;
+    using parts = split_aux<result, HasAux>;
+    using value = typename parts::value;
+    static constexpr bool returned = !std::is_same_v<result, failed_trace> && !std::is_void_v<result>;
+    static constexpr bool value_ok = [] {
+        if constexpr (traced_value<value>) return std::is_floating_point_v<typename meta_of_tracer<value>::scalar>;
+        else return false;
+    }();
+    template <class V, bool Valid = call::valid && value_ok>
+    struct passes {
+        static constexpr bool valid = false;
+        static constexpr bool ok = true;
+    };
+    template <class V>
+    struct passes<V, true> : jacobian_of<Self, V, typename call::wrt, Mode> {};
+    static constexpr bool valid = call::valid && value_ok && passes<value>::valid;
+    static constexpr bool ok =
+        call::args_ok && raise_if<call::valid && std::is_void_v<result>, diagnostic::void_result, result>::ok &&
+        raise_if<call::valid && returned && !value_ok, diagnostic::jacobian_result, Self, typename described_result<result>::type>::ok &&
+        passes<value>::ok;
+
+    template <class X>
+    using leaf = typename passes<value>::template leaf<X>;
+    template <std::size_t I>
+    using jacobian = typename rebuild<typename call::template arg<I>, leaf>::type;
     static auto make() {
-        if constexpr (!traced_value<X>) {
-            return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, X>();
-        } else if constexpr (!call::valid) {
-            static_cast<void>(call::args_ok);
+        if constexpr (!valid) {
+            static_cast<void>(ok);
             return failed_trace{};
         } else {
-            using R = std::remove_cvref_t<typename call::result>;
-            if constexpr (!traced_value<R>) {
-                return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>, R>();
-            } else {
-                using RM = meta_of_tracer<R>;
-                constexpr long n = fixed_length<XM>(), m = fixed_length<RM>();
-                if constexpr (n < 0 || m < 0) {
-                    return detail::fail_trace<diagnostic::jacobian_shape, jacobian_fn<F>, operand_description<XM>,
-                                        operand_description<RM>>();
-                } else if constexpr (n <= m) {  // no more inputs than outputs: n tangents
-                    return forward<R>(std::make_index_sequence<static_cast<std::size_t>(n)>{});
-                } else {  // fewer outputs than inputs (a scalar f: one cotangent, grad's own graph)
-                    return reverse(std::make_index_sequence<static_cast<std::size_t>(m)>{});
-                }
-            }
-        }
-    }
-
-    // Forward mode, one column per input element (a gradient's shape when the result is a scalar).
-    template <class R, std::size_t... J>
-    static auto forward(std::index_sequence<J...>) {
-        using W = typename call::wrt;
-        using S = typename XM::scalar;
-        using RM = meta_of_tracer<R>;
-        auto column = [](auto j) {
-            using T = typename decltype(one_hot<XM, S, decltype(j)::value>())::kiln_expr;
-            using t = typename forward_pass<mp_list<typename R::kiln_expr>, W, mp_list<T>>::template of<typename R::kiln_expr>;
-            return tangent_or_zeros<typename R::kiln_expr, t>{};
-        };
-        if constexpr (XM::rank == 0) {
-            return column(std::integral_constant<long, 0>{});
-        } else if constexpr (RM::rank == 0) {  // a gradient, shaped like x
-            return kiln::reshape<XM::rows, XM::cols>(
-                kiln::concatenate<1>(as_line<1>(column(std::integral_constant<long, static_cast<long>(J)>{}))...));
-        } else {
-            return kiln::concatenate<1>(as_line<1>(column(std::integral_constant<long, static_cast<long>(J)>{}))...);
-        }
-    }
-    // Reverse mode, one row per result element.
-    template <std::size_t... I>
-    static auto reverse(std::index_sequence<I...>) {
-        using R = std::remove_cvref_t<typename rcall::result>;
-        using RM = meta_of_tracer<R>;
-        using W = boost::mp11::mp_front<typename rcall::wrt>;
-        auto row = [](auto i) {
-            using Seed = typename decltype(one_hot<RM, typename RM::scalar, decltype(i)::value>())::kiln_expr;
-            using g = typename reverse_pass<mp_list<typename R::kiln_expr>, mp_list<Seed>, mp_list<W>>::template of<W>::type;
-            return derivative_or_zeros<W, g, mp_list<typename R::kiln_expr>>{};
-        };
-        if constexpr (RM::rank == 0) {  // a gradient, shaped and typed like x: exactly kiln::grad's graph
-            return row(std::integral_constant<long, 0>{});
-        } else if constexpr (XM::rank == 0) {  // shaped like the result
-            return kiln::reshape<RM::rows, RM::cols>(
-                kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...));
-        } else {
-            return kiln::concatenate<0>(as_line<0>(row(std::integral_constant<long, static_cast<long>(I)>{}))...);
+            return with_value_and_aux<HasAux, WithValue, parts, typename per_argnum<Argnums, jacobian>::type>();
         }
     }
 };
 
-template <class F>
-struct jacobian_fn : transform_fn<jacobian_fn<F>, F> {
+template <class F, class Argnums, bool HasAux, bool WithValue, jacobian_mode Mode>
+struct jacobian_fn : transform_fn<jacobian_fn<F, Argnums, HasAux, WithValue, Mode>, F> {
     template <class... Args>
-    using trace_of = jacobian_trace<F, Args...>;
+    using trace_of = jacobian_trace<jacobian_fn, F, Argnums, HasAux, WithValue, Mode, Args...>;
 };
 
-template <class T>
-struct as_std_tuple {
-    using type = T;
-};
-template <class A, class B>
-struct as_std_tuple<std::pair<A, B>> {
-    using type = std::tuple<A, B>;
-};
+// The transform of f with the options of a derivative transform (derivative_options).
+template <bool WithValue, jacobian_mode Mode, class F, class... Options>
+auto jacobian_transform(F f) {
+    using O = derivative_options<Options...>;
+    return jacobian_fn<F, typename O::argnums, O::has_aux, WithValue, Mode>{{std::move(f)}};
+}
 
 }  // namespace detail
 }  // namespace kiln
