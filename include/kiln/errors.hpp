@@ -421,25 +421,13 @@ struct primitive_without_lower {
                   "is the template argument of kiln::diagnostic::primitive_without_lower below");
 };
 
-template <class Transform, class Argument, class ArgumentShape, class ResultShape>
+template <class Primitive, class... Operands>
 struct jacobian_shape {
-    static_assert(detail::fails<Transform, Argument, ArgumentShape, ResultShape>,
-                  "kiln: this Jacobian would have rank 3 or 4, or an unknown number of passes: forward mode "
-                  "(kiln::jacfwd) takes one pass per element of the argument, so it needs a scalar argument or a "
-                  "vector of fixed length (n x 1 or 1 x n), and a scalar or vector result of any length; reverse "
-                  "mode (kiln::jacrev) takes one pass per element of the result, so it needs a scalar result or a "
-                  "vector of fixed length, and a scalar or vector argument of any length (kiln::jacobian uses "
-                  "whichever mode applies); for a matrix argument, pass it flattened (kiln::reshape) or use "
-                  "kiln::vjp / kiln::jvp; the transform, the argument's index, its shape and the result's shape "
-                  "are the template arguments of kiln::diagnostic::jacobian_shape below");
-};
-template <class Transform, class Result>
-struct jacobian_result {
-    static_assert(detail::fails<Transform, Result>,
-                  "kiln: kiln::jacobian, jacfwd, jacrev and value_and_jacobian need a function whose result is "
-                  "one floating-point value (with kiln::has_aux, the first of a std::pair or std::tuple of two); "
-                  "differentiate each result of a tuple on its own, or use kiln::vjp; the result type is a "
-                  "template argument of kiln::diagnostic::jacobian_result below");
+    static_assert(detail::fails<Primitive, Operands...>,
+                  "kiln: kiln::jacobian and kiln::hessian need a function of one fixed-size vector (n x 1 or "
+                  "1 x n) or scalar, returning a fixed-size vector or scalar: a Jacobian of matrices would have "
+                  "rank 4, beyond kiln's rank 2; the shapes are the template arguments of "
+                  "kiln::diagnostic::jacobian_shape below");
 };
 
 template <class Primals, class Tangents>
@@ -751,6 +739,50 @@ struct opaque_not_found {
                   "kiln: a custom rule reads a kiln::opaque argument that is not among the arguments of the graph "
                   "it is evaluated in: a loop body's graph (kiln::scan, fori_loop, while_loop, cond, switch_) reads "
                   "its own carries only; call the rule with the opaque object outside the loop");
+};
+
+// kiln::jit(f).into(outs) (kiln/jit.hpp, docs/stages.md): a destination that cannot take its output.
+// Output O of the result (depth-first), its dtype as a C++ type and its shape.
+template <std::size_t Index, class Dtype, class Shape>
+struct output {};
+template <class Output, class Destination>
+struct into_destination_type {
+    static_assert(detail::fails<Output, Destination>,
+                  "kiln: into: this destination is not an Eigen dense object (Matrix, Array, Map, Ref, Block) of its "
+                  "output's dtype, or a scalar of that dtype for a scalar output (kiln never converts into a "
+                  "destination); give one of the output's dtype; the output (index, dtype, shape) and the "
+                  "destination's type are the template arguments of kiln::diagnostic::into_destination_type below");
+};
+template <class Output, class Destination>
+struct into_destination_extents {
+    static_assert(detail::fails<Output, Destination>,
+                  "kiln: into: this destination's fixed extents differ from its output's; give a destination of "
+                  "the output's shape (or with dynamic extents); the output (index, dtype, shape) and the "
+                  "destination's type are the template arguments of kiln::diagnostic::into_destination_extents below");
+};
+template <class Output, class Destination>
+struct into_destination_const {
+    static_assert(detail::fails<Output, Destination>,
+                  "kiln: into: this destination is read-only (const, or a Map, Ref or Block of const): give a "
+                  "writable object; the output (index, dtype, shape) and the destination's type are the template "
+                  "arguments of kiln::diagnostic::into_destination_const below");
+};
+template <class ResultTree, class Destinations>
+struct into_structure {
+    static_assert(detail::fails<ResultTree, Destinations>,
+                  "kiln: into: the destinations do not have the structure of the result: a result of several "
+                  "outputs takes std::tie(a, b, ...) with one destination per output, nested as the result (or an "
+                  "object of the result's own type); the result's structure (kiln::detail::out_tuple<...>, leaves "
+                  "out_leaf) and the destinations' type are the template arguments of "
+                  "kiln::diagnostic::into_structure below");
+};
+template <class Destinations>
+struct into_temporary {
+    static_assert(detail::fails<Destinations>,
+                  "kiln: into: the destinations are a temporary that owns its storage (a Matrix, Array or scalar "
+                  "made for the call, or a tuple holding one by value): what is written would be thrown away; "
+                  "pass lvalues (std::tie(a, b)) or views (a Map, Ref or Block); their type is the template "
+                  "argument of kiln::diagnostic::into_temporary below");
 };
 
 }  // namespace diagnostic

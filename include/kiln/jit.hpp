@@ -10,6 +10,7 @@
 #define KILN_JIT_HPP
 
 #include <kiln/detail/eval/eval.hpp>
+#include <kiln/detail/eval/into.hpp>
 #include <kiln/detail/plan/plan.hpp>
 #include <kiln/detail/trace/args.hpp>
 #include <kiln/detail/trace/call.hpp>
@@ -17,6 +18,7 @@
 
 #include <array>
 #include <charconv>
+#include <memory>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -77,6 +79,26 @@ struct variants<F, std::integer_sequence<std::uint64_t, M...>, Args...> {
                 using fn = R (*)(env const&, Args const&...);
                 static constexpr fn table[] = {&detail::run<key<M>, Args...>...};
                 return table[detail::optional_mask<rules>(std::forward_as_tuple(args...))](e, args...);
+            }
+        }
+    }
+
+    // jit(f).into(outs): the graph the arguments select, its outputs written into outs (each graph's
+    // outputs must fit them).
+    template <std::uint64_t Mask, class D>
+    static void run_one_into(env const& e, D& outs, Args const&... args) {
+        destinations<D> out{outs};
+        detail::run_to<key<Mask>>(e, out, args...);
+    }
+    template <class D>
+    static void run_into(env const& e, D& outs, Args const&... args) {
+        if constexpr (traced_ok) {
+            if constexpr ((detail::destinations_fit<key<M>, D>() && ...)) {
+                using fn = void (*)(env const&, D&, Args const&...);
+                static constexpr fn table[] = {&variants::run_one_into<M, D>...};
+                table[detail::optional_mask<rules>(std::forward_as_tuple(args...))](e, outs, args...);
+            } else {
+                (detail::diagnose_destinations<key<M>, D>(), ...);
             }
         }
     }
@@ -289,6 +311,13 @@ auto trace(F const&, Args const&... args) {
     }
 }
 
+template <class F>
+class jitted;
+namespace detail {
+template <class J, class Outs>
+class jitted_into;
+}
+
 // A function evaluated through its static graph. Called with Eigen objects, scalars and pytrees of them
 // it evaluates (in its pinned environment, else the current one: kiln/env.hpp); called with tracers
 // (inside another traced function) it inlines f into the enclosing graph.
@@ -324,14 +353,85 @@ public:
             } else if constexpr (T::optionals > 0) {
                 return detail::variants_for<F, Args...>::run(env_ ? *env_ : current_env(), args...);
             } else {
-                struct key {
-                    using graph [[maybe_unused]] = typename T::graph;
-                };
-                return detail::run<key>(env_ ? *env_ : current_env(), args...);
+                return detail::run<decltype(key_of<Args...>())>(env_ ? *env_ : current_env(), args...);
+            }
+        }
+    }
+
+    // Caller-owned outputs: jit(f).into(outs)(args...) evaluates as jit(f)(args...) does and writes the
+    // result into outs, a pytree of its structure: for one output a writable Eigen object of its dtype
+    // (Matrix, Array, Map, Ref, Block) or a double& / float& / ..., for several std::tie(a, b, ...)
+    // nested as the result (or an object of the result's type). A Matrix or Array is resized on its
+    // dynamic extents, as by an assignment; anything else must have the output's shape (kiln::shape_error,
+    // before anything is evaluated). Once the destinations have their size, a call allocates nothing. See
+    // docs/stages.md ("Caller-owned outputs").
+    template <class Outs>
+    auto into(Outs&& outs) const& {
+        return detail::jitted_into<jitted const&, Outs>(*this, std::forward<Outs>(outs));
+    }
+    template <class Outs>
+    auto into(Outs&& outs) && {
+        return detail::jitted_into<jitted, Outs>(std::move(*this), std::forward<Outs>(outs));
+    }
+
+private:
+    template <class J, class Outs>
+    friend class detail::jitted_into;
+    // The key of f's graph on these argument types (a class local to a function: short symbol names, see
+    // detail/eval/eval.hpp), one for the by-value and the into calls, which then share their code.
+    template <class... Args>
+    static auto key_of() {
+        struct key {
+            using graph [[maybe_unused]] = typename detail::tracer_for<F, 0, Args...>::graph;
+        };
+        return key{};
+    }
+    template <class D, class... Args>
+    void write_into(D& outs, Args const&... args) const {
+        using T = detail::tracer_for<F, 0, Args...>;
+        if constexpr (T::ok && T::optionals > 0) {
+            detail::variants_for<F, Args...>::run_into(env_ ? *env_ : current_env(), outs, args...);
+        } else if constexpr (T::ok) {
+            using key = decltype(key_of<Args...>());
+            if constexpr (detail::destinations_fit<key, D>()) {
+                detail::destinations<D> out{outs};
+                detail::run_to<key>(env_ ? *env_ : current_env(), out, args...);
+            } else {
+                detail::diagnose_destinations<key, D>();
             }
         }
     }
 };
+
+namespace detail {
+// What jit(f).into(outs) returns: the jitted function (J: a reference to it, or it moved here from a
+// temporary) and the destinations (a reference to an lvalue, else the views or references given, held here).
+template <class J, class Outs>
+class jitted_into {
+    static constexpr bool by_reference = std::is_lvalue_reference_v<Outs>;
+    static constexpr bool checked = by_reference || detail::writes_through<std::remove_cvref_t<Outs>>();
+    J fn_;
+    mutable std::conditional_t<by_reference, std::remove_reference_t<Outs>*, std::remove_cvref_t<Outs>> outs_;
+
+public:
+    template <class G>
+    jitted_into(G&& fn, Outs&& outs) : fn_(std::forward<G>(fn)), outs_(jitted_into::hold(std::forward<Outs>(outs))) {
+        if constexpr (!checked) static_cast<void>(raise_if<true, diagnostic::into_temporary, std::remove_cvref_t<Outs>>::ok);
+    }
+    // Evaluates and writes the outputs; returns nothing (the values are in the destinations).
+    template <class... Args>
+    void operator()(Args const&... args) const {
+        if constexpr (by_reference) fn_.write_into(*outs_, args...);
+        else if constexpr (checked) fn_.write_into(outs_, args...);
+    }
+
+private:
+    static auto hold(Outs&& outs) {
+        if constexpr (by_reference) return std::addressof(outs);
+        else return std::remove_cvref_t<Outs>(std::move(outs));
+    }
+};
+}  // namespace detail
 
 template <class F>
 jitted<F> jit(F f) {

@@ -4,7 +4,7 @@
 //    primitive's shape rule; a mismatch throws kiln::shape_error before anything is computed.
 // 2. Materialized nodes, in topological order: each is one Eigen assignment into its temporary, whose
 //    right-hand side fuses every single-use elementwise node below it.
-// 3. Outputs: moved out of their temporaries.
+// 3. Outputs: moved out of their temporaries, or written into the caller's destinations (into.hpp).
 // Every call that carries graph types is qualified (detail::...), so argument-dependent lookup never
 // walks a graph type.
 #ifndef KILN_DETAIL_EVAL_EVAL_HPP
@@ -105,22 +105,40 @@ struct allocates<K, std::index_sequence<I...>> {
     static constexpr bool value = check();
 };
 
-template <class K, class Args, class Store>
-auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries, env const* e) {
-    context<K, Args> ctx{arg_refs, ext, temporaries, e};
+// Every materialized node of K computed, on the checked path when ctx has an environment.
+template <class K, class Ctx>
+void materialize_every(Ctx& ctx) {
 #if defined(KILN_DEBUG_NANS) || defined(KILN_THREADS)
-    if (e != nullptr) detail::materialize_all<K, true>(ctx, std::make_index_sequence<size_of<K>>{});
+    if (ctx.environment != nullptr) detail::materialize_all<K, true>(ctx, std::make_index_sequence<size_of<K>>{});
     else
 #endif
         detail::materialize_all<K, false>(ctx, std::make_index_sequence<size_of<K>>{});
-    return detail::collect_outputs<K>(ctx);
+}
+
+// What a call does with its outputs: by_value returns them (collect_outputs); an object of another type
+// (detail::destinations, into.hpp: jit(f).into(outs)) checks its destinations against the extents first
+// (prepare) and writes the outputs into them (write).
+struct by_value {
+    template <class K, class Args>
+    static void prepare(std::array<extent, size_of<K>> const&, Args const&) {}
+};
+
+template <class K, class Args, class Store, class Out>
+auto evaluate(Args const& arg_refs, std::array<extent, size_of<K>> const& ext, Store& temporaries, env const* e, Out& out) {
+    context<K, Args> ctx{arg_refs, ext, temporaries, e};
+    if constexpr (std::is_same_v<Out, by_value>) {
+        detail::materialize_every<K>(ctx);
+        return detail::collect_outputs<K>(ctx);
+    } else {
+        out.template write<K>(ctx);
+    }
 }
 
 // Whether an environment needs more than the plain path (one thread, no checks, the fused plan).
 inline bool plain(env const& e) { return e.device.pool() == nullptr && !e.debug_nans && !e.eager; }
 
-template <class K, class... Args>
-auto run_in(env const* e, Args const&... args);
+template <class K, class Out, class... Args>
+auto run_in_to(env const* e, Out& out, Args const&... args);
 
 [[noreturn, gnu::cold, gnu::noinline]] inline void throw_not_compiled_in(char const* what, char const* macro) {
     throw std::logic_error(std::string("kiln: ").append(what).append(" needs ").append(macro).append(
@@ -151,8 +169,8 @@ struct may_split<K, std::index_sequence<I...>> {
 };
 
 // K's graph in a non-plain environment: out of line, so the plain path compiles as if it did not exist.
-template <class K, class... Args>
-[[gnu::noinline]] auto run_in_env(env const& e, Args const&... args) -> decltype(detail::run_in<K>(nullptr, args...)) {
+template <class K, class Out, class... Args>
+[[gnu::noinline]] auto run_in_env(env const& e, Out& out, Args const&... args) -> decltype(detail::run_in_to<K>(nullptr, out, args...)) {
 #ifndef KILN_DEBUG_NANS
     if (e.debug_nans) detail::throw_not_compiled_in("env::debug_nans", "KILN_DEBUG_NANS");
 #endif
@@ -160,21 +178,21 @@ template <class K, class... Args>
     if (e.device.pool() != nullptr) detail::throw_not_compiled_in("a thread_pool device", "KILN_THREADS");
 #endif
 #ifdef KILN_EAGER
-    if (e.eager) return detail::run_in<eager_key<K>>(&e, args...);
+    if (e.eager) return detail::run_in_to<eager_key<K>>(&e, out, args...);
 #else
     // Checked whichever other macros are defined: the checked path below is not eager.
     if (e.eager) detail::throw_not_compiled_in("env::eager", "KILN_EAGER");
 #endif
 #if defined(KILN_DEBUG_NANS) || defined(KILN_THREADS)
-    return detail::run_in<K>(&e, args...);
+    return detail::run_in_to<K>(&e, out, args...);
 #else
     detail::throw_not_compiled_in("env::eager", "KILN_EAGER");  // not reached: eager is the one setting left
 #endif
 }
 
-// Evaluates K's graph on these arguments in environment e.
-template <class K, class... Args>
-auto run(env const& e, Args const&... args) {
+// Evaluates K's graph on these arguments in environment e, its outputs returned (by_value) or written by out.
+template <class K, class Out, class... Args>
+auto run_to(env const& e, Out& out, Args const&... args) {
 #ifdef KILN_THREADS
     // A pool is no reason to leave the plain path for a graph with no node large enough to split.
     bool const plain_here = !e.debug_nans && !e.eager && (e.device.pool() == nullptr || !may_split<K>::value);
@@ -182,25 +200,41 @@ auto run(env const& e, Args const&... args) {
     bool const plain_here = detail::plain(e);
 #endif
     if (plain_here) [[likely]]
-        return detail::run_in<K>(nullptr, args...);
-    return detail::run_in_env<K>(e, args...);
+        return detail::run_in_to<K>(nullptr, out, args...);
+    return detail::run_in_env<K>(e, out, args...);
+}
+template <class K, class... Args>
+auto run(env const& e, Args const&... args) {
+    by_value out;
+    return detail::run_to<K>(e, out, args...);
 }
 
-template <class K, class... Args>
-auto run_in(env const* e, Args const&... args) {
+// A graph's heap temporaries are kept between calls, one set per thread (a workspace), shared by its
+// by-value and its into calls: a call allocates only when extents grow, and for the outputs it returns.
+// Allocating and freeing them on every call made glibc give memory back and take it again, with page
+// faults, on every call (measured: 16 us instead of 0.8 us for a 13-temporary gradient at 1024 elements).
+template <class K>
+typename store_for<K>::type& workspace() {
+    static thread_local typename store_for<K>::type temporaries;
+    return temporaries;
+}
+
+template <class K, class Out, class... Args>
+auto run_in_to(env const* e, Out& out, Args const&... args) {
     auto const arg_refs = std::forward_as_tuple(args...);
     auto const ext = detail::extents_of<K>(arg_refs);
+    out.template prepare<K>(ext, arg_refs);  // into: destinations checked before anything is evaluated
     if constexpr (allocates<K>::value) {
-        // A graph's heap temporaries are kept between calls, one set per thread (a workspace): a call
-        // allocates only when extents grow, and for the outputs it returns. Allocating and freeing them on
-        // every call made glibc give memory back and take it again, with page faults, on every call
-        // (measured: 16 us instead of 0.8 us for a 13-temporary gradient at 1024 elements).
-        static thread_local typename store_for<K>::type temporaries;
-        return detail::evaluate<K>(arg_refs, ext, temporaries, e);
+        return detail::evaluate<K>(arg_refs, ext, detail::workspace<K>(), e, out);
     } else {
         typename store_for<K>::type temporaries;
-        return detail::evaluate<K>(arg_refs, ext, temporaries, e);
+        return detail::evaluate<K>(arg_refs, ext, temporaries, e, out);
     }
+}
+template <class K, class... Args>
+auto run_in(env const* e, Args const&... args) {
+    by_value out;
+    return detail::run_in_to<K>(e, out, args...);
 }
 
 }  // namespace kiln::detail

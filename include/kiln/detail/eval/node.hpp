@@ -76,7 +76,27 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     // operand types cost 4-5% of a gradient's compile time (bench/compile_time.py, 200 nodes).
     template <class Ctx>
     static void materialize(Ctx& ctx) {
-        auto& dst = detail::slot_get<plan_of<K>.owner[I]>(ctx.store);
+        node_eval::materialize_to(ctx, detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
+    }
+    // Whether the primitive writes its result itself (the first branches of materialize_to) rather than
+    // through the fused expression of the last: only then can a destination of another type than the
+    // node's temporary (a Map, a Block: jit(f).into) not take its value directly.
+    template <class Ctx>
+    static constexpr bool assigns_itself() {
+        return primitive_traits<primitive>::multiple_results || primitive_traits<primitive>::reads_arguments ||
+               requires(Ctx& ctx, storage_t<meta_at<K, I>>& dst) {
+                   primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(dst, ctx.ext[I], node_eval::operand<J>(ctx)...);
+               };
+    }
+    // The fused expression written into dst, which has the node's extents already (any writable Eigen
+    // object of its dtype, a temporary or the caller's).
+    template <class Ctx, class Dst>
+    static void assign_expression(Ctx& ctx, Dst& dst) {
+        dst.array() = detail::as_array(node_eval::lower(ctx));
+    }
+    // The node's value written into dst: its temporary, or (jit(f).into) the caller's object of that type.
+    template <class Ctx, class Dst>
+    static void materialize_to(Ctx& ctx, Dst& dst) {
         if constexpr (primitive_traits<primitive>::multiple_results) {
             primitive::template assign<meta_at<K, operand_of<K, I, J>>...>(
                 dst, ctx.ext[I], std::integral_constant<std::uint64_t, detail::results_read<K, I>()>{},
@@ -94,7 +114,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
             dst = node_eval::lower(ctx);
         } else {
             dst.resize(ctx.ext[I].rows, ctx.ext[I].cols);
-            dst.array() = detail::as_array(node_eval::lower(ctx));
+            node_eval::assign_expression(ctx, dst);
         }
     }
     // The same, with every call inside inlined: for nodes whose expression reads a stored value twice
