@@ -421,13 +421,25 @@ struct primitive_without_lower {
                   "is the template argument of kiln::diagnostic::primitive_without_lower below");
 };
 
-template <class Primitive, class... Operands>
+template <class Transform, class Argument, class ArgumentShape, class ResultShape>
 struct jacobian_shape {
-    static_assert(detail::fails<Primitive, Operands...>,
-                  "kiln: kiln::jacobian and kiln::hessian need a function of one fixed-size vector (n x 1 or "
-                  "1 x n) or scalar, returning a fixed-size vector or scalar: a Jacobian of matrices would have "
-                  "rank 4, beyond kiln's rank 2; the shapes are the template arguments of "
-                  "kiln::diagnostic::jacobian_shape below");
+    static_assert(detail::fails<Transform, Argument, ArgumentShape, ResultShape>,
+                  "kiln: this Jacobian would have rank 3 or 4, or an unknown number of passes: forward mode "
+                  "(kiln::jacfwd) takes one pass per element of the argument, so it needs a scalar argument or a "
+                  "vector of fixed length (n x 1 or 1 x n), and a scalar or vector result of any length; reverse "
+                  "mode (kiln::jacrev) takes one pass per element of the result, so it needs a scalar result or a "
+                  "vector of fixed length, and a scalar or vector argument of any length (kiln::jacobian uses "
+                  "whichever mode applies); for a matrix argument, pass it flattened (kiln::reshape) or use "
+                  "kiln::vjp / kiln::jvp; the transform, the argument's index, its shape and the result's shape "
+                  "are the template arguments of kiln::diagnostic::jacobian_shape below");
+};
+template <class Transform, class Result>
+struct jacobian_result {
+    static_assert(detail::fails<Transform, Result>,
+                  "kiln: kiln::jacobian, jacfwd, jacrev and value_and_jacobian need a function whose result is "
+                  "one floating-point value (with kiln::has_aux, the first of a std::pair or std::tuple of two); "
+                  "differentiate each result of a tuple on its own, or use kiln::vjp; the result type is a "
+                  "template argument of kiln::diagnostic::jacobian_result below");
 };
 
 template <class Primals, class Tangents>
