@@ -2,6 +2,8 @@
 // Eigen, in the same run. Versions of each workload (bench/ratios.py prints the g/p table from them):
 //   *_kiln:      kiln::jit(kiln::value_and_grad(f)): the value and the gradient, one graph
 //   *_kiln_grad: kiln::jit(kiln::grad(f)): the gradient alone (the forward values it does not need pruned)
+//   *_kiln_grad_into: kiln::jit(kiln::grad(f)).into(g): the gradient written into the caller's g, sized by a
+//                first call (sum, normal_log_pdf, sum_matmul)
 //   *_primal:    kiln::jit(f): the denominator of g/p
 //   *_expert:    the value and the hand-derived analytic gradient in Eigen (what an expert writes)
 //   *_eigen_<name>: another hand-written version worth knowing (listed under the table)
@@ -42,13 +44,14 @@ void verify(std::string const& name, Data const& d) {
 }
 
 // One benchmark of a version: Data built from the argument (or without one), verified, then timed.
+template <class Data>
+Data make(benchmark::State const& state) {
+    if constexpr (!std::is_aggregate_v<Data> && std::is_constructible_v<Data, long>) return Data(static_cast<long>(state.range(0)));
+    else return Data();
+}
 template <class Data, auto Version>
 void run(benchmark::State& state, char const* name) {
-    Data const d = [&] {
-        if constexpr (!std::is_aggregate_v<Data> && std::is_constructible_v<Data, long>)
-            return Data(static_cast<long>(state.range(0)));
-        else return Data();
-    }();
+    Data const d = make<Data>(state);
     verify(name, d);
     for (auto _ : state) {
         benchmark::DoNotOptimize(&d);  // the inputs may change between calls
@@ -56,6 +59,23 @@ void run(benchmark::State& state, char const* name) {
         keep(out);
     }
 }
+// The gradient written into caller-owned storage (Data::kiln_grad_into(d, out)), sized by a first call and
+// checked against the hand-derived gradient, then timed: no allocation per call.
+template <class Data>
+void run_into(benchmark::State& state, char const* name) {
+    Data const d = make<Data>(state);
+    verify(name, d);
+    auto out = Data::kiln_grad(d);
+    Data::kiln_grad_into(d, out);
+    check((std::string(name) + ": kiln_grad_into vs expert").c_str(), out, Data::expert(d).second);
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&d);
+        Data::kiln_grad_into(d, out);
+        keep(out);
+    }
+}
+#define KILN_BENCH_GRAD_INTO(name, Data) \
+    void name##_kiln_grad_into(benchmark::State& s) { run_into<Data>(s, #name); }
 
 // The four versions of a workload (a Data type with static functions kiln, kiln_grad, primal, expert).
 #define KILN_BENCH_GRAD(name, Data)                                                              \
@@ -79,12 +99,14 @@ struct sum_data {
     explicit sum_data(long n) : x(VectorXd::Random(n)) {}
     static std::pair<double, VectorXd> kiln(sum_data const& d) { return sum_vg(d.x); }
     static VectorXd kiln_grad(sum_data const& d) { return sum_g(d.x); }
+    static void kiln_grad_into(sum_data const& d, VectorXd& g) { sum_g.into(g)(d.x); }
     static double primal(sum_data const& d) { return sum_p(d.x); }
     static std::pair<double, VectorXd> expert(sum_data const& d) {
         return {d.x.sum(), VectorXd::Ones(d.x.size())};
     }
 };
 KILN_BENCH_GRAD(sum, sum_data)
+KILN_BENCH_GRAD_INTO(sum, sum_data)
 
 // --- logsumexp(x): the gradient is softmax(x) ---------------------------------------------------------
 auto const lse_f = [](auto const& x) { return kiln::logsumexp(x); };
@@ -125,6 +147,7 @@ struct normal_data {
     using grads = std::tuple<VectorXd, double, double>;
     static std::pair<double, grads> kiln(normal_data const& d) { return normal_vg(d.x, d.mu, d.sigma); }
     static grads kiln_grad(normal_data const& d) { return normal_g(d.x, d.mu, d.sigma); }
+    static void kiln_grad_into(normal_data const& d, grads& g) { normal_g.into(g)(d.x, d.mu, d.sigma); }
     static double primal(normal_data const& d) { return normal_p(d.x, d.mu, d.sigma); }
     // d/dx = -z / sigma, d/dmu = sum(z) / sigma, d/dsigma = (sum(z^2) - N) / sigma: the x gradient in one
     // pass, both sums from it in a second.
@@ -137,9 +160,11 @@ struct normal_data {
     }
 };
 KILN_BENCH_GRAD(normal_log_pdf, normal_data)
+KILN_BENCH_GRAD_INTO(normal_log_pdf, normal_data)
 
 BENCHMARK(sum_kiln) KILN_BENCH_SIZES;
 BENCHMARK(sum_kiln_grad) KILN_BENCH_SIZES;
+BENCHMARK(sum_kiln_grad_into) KILN_BENCH_SIZES;
 BENCHMARK(sum_primal) KILN_BENCH_SIZES;
 BENCHMARK(sum_expert) KILN_BENCH_SIZES;
 BENCHMARK(log_sum_exp_kiln) KILN_BENCH_SIZES;
@@ -148,6 +173,7 @@ BENCHMARK(log_sum_exp_primal) KILN_BENCH_SIZES;
 BENCHMARK(log_sum_exp_expert) KILN_BENCH_SIZES;
 BENCHMARK(normal_log_pdf_kiln) KILN_BENCH_SIZES;
 BENCHMARK(normal_log_pdf_kiln_grad) KILN_BENCH_SIZES;
+BENCHMARK(normal_log_pdf_kiln_grad_into) KILN_BENCH_SIZES;
 BENCHMARK(normal_log_pdf_primal) KILN_BENCH_SIZES;
 BENCHMARK(normal_log_pdf_expert) KILN_BENCH_SIZES;
 
@@ -168,6 +194,7 @@ struct matmul_data {
     using grads = std::tuple<MatrixXd, MatrixXd>;
     static std::pair<double, grads> kiln(matmul_data const& d) { return matmul_vg(d.a, d.b); }
     static grads kiln_grad(matmul_data const& d) { return matmul_g(d.a, d.b); }
+    static void kiln_grad_into(matmul_data const& d, grads& g) { matmul_g.into(g)(d.a, d.b); }
     static double primal(matmul_data const& d) { return matmul_p(d.a, d.b); }
     static std::pair<double, grads> expert(matmul_data const& d) {
         MatrixXd const g = MatrixXd::Ones(d.a.rows(), d.b.cols());
@@ -184,10 +211,12 @@ struct matmul_data {
     }
 };
 KILN_BENCH_GRAD(sum_matmul, matmul_data)
+KILN_BENCH_GRAD_INTO(sum_matmul, matmul_data)
 void sum_matmul_eigen_rowsums(benchmark::State& s) { run<matmul_data, &matmul_data::rowsums>(s, "sum_matmul"); }
 #define KILN_BENCH_MATMUL_SIZES ->Arg(8)->Arg(32)->Arg(64)->Arg(181)
 BENCHMARK(sum_matmul_kiln) KILN_BENCH_MATMUL_SIZES;
 BENCHMARK(sum_matmul_kiln_grad) KILN_BENCH_MATMUL_SIZES;
+BENCHMARK(sum_matmul_kiln_grad_into) KILN_BENCH_MATMUL_SIZES;
 BENCHMARK(sum_matmul_primal) KILN_BENCH_MATMUL_SIZES;
 BENCHMARK(sum_matmul_expert) KILN_BENCH_MATMUL_SIZES;
 BENCHMARK(sum_matmul_eigen_rowsums) KILN_BENCH_MATMUL_SIZES;
