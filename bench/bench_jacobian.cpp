@@ -1,6 +1,7 @@
 // Small fixed-size Jacobians, in ns per call: a residual's value and its Jacobian, as a nonlinear
 // least-squares solver asks for them at every iteration. Versions of each workload:
-//   *_kiln:                   kiln::jit of the value and kiln::grad / kiln::jacobian of the residual
+//   *_kiln:                   kiln::jit of kiln::value_and_grad (a scalar residual) or of
+//                             kiln::value_and_jacobian (the value and Jacobian from one trace)
 //   *_expert:                 the Jacobian derived by hand, in fixed-size Eigen
 //   *_peer_ceres:             Ceres' dual numbers (ceres::Jet<double, N>) through the templated residual
 //   *_peer_ceres_cost:        the same functor through ceres::AutoDiffCostFunction::Evaluate (what a
@@ -8,6 +9,8 @@
 //   *_peer_autodiffscalar:    Eigen's AutoDiffScalar<Matrix<double, N, 1>> through the same templated residual
 // The Ceres versions are built when CMake finds Ceres (find_package(Ceres QUIET); Debian: libceres-dev).
 // Every version's value and Jacobian are compared with the hand-written ones before timing.
+// Workloads: the oracle's pose residual (1 x 12), NIST's Rat43 (1 x 4), a reprojection residual (2 x 12) and
+// the edge of a 2-D pose graph (3 x 6).
 #include "bench_check.hpp"
 #include "pose_residual.hpp"
 
@@ -116,6 +119,23 @@ struct reprojection_functor {
     }
 };
 
+// The edge of a 2-D pose graph between poses a = (xa, ya, tha) and b = (xb, yb, thb), measured as
+// (dx, dy, dth): r = [R(tha)ᵀ (t_b - t_a) - d_t; thb - tha - dth].
+struct pose_graph_functor {
+    double dx, dy, dth;
+    template <class T>
+    bool operator()(T const* a, T const* b, T* out) const {
+        using std::cos;
+        using std::sin;
+        T const c = cos(a[2]), s = sin(a[2]);
+        T const ex = b[0] - a[0], ey = b[1] - a[1];
+        out[0] = c * ex + s * ey - dx;
+        out[1] = c * ey - s * ex - dy;
+        out[2] = b[2] - a[2] - dth;
+        return true;
+    }
+};
+
 // ---------------------------------------------------------------------------------------------------
 // kiln: the same maths with kiln ops (the pose residual is bench_forward's, pose_residual.hpp).
 // ---------------------------------------------------------------------------------------------------
@@ -149,12 +169,25 @@ auto const reprojection = [](auto const& params, auto const& obs) {
     return kiln::vector(f * d * u - kiln::at<0>(obs), f * d * v - kiln::at<1>(obs));
 };
 
+// The pose-graph edge as a new user writes it from the formula: the two poses packed in one 6-vector,
+// R(tha)ᵀ as a 2 x 2 matrix.
+auto const pose_graph_edge = [](auto const& poses, auto const& meas) {
+    auto const ta = kiln::segment<0, 2>(poses);
+    auto const tha = kiln::at<2>(poses);
+    auto const tb = kiln::segment<3, 2>(poses);
+    auto const thb = kiln::at<5>(poses);
+    auto const c = kiln::cos(tha);
+    auto const s = kiln::sin(tha);
+    auto const rt = kiln::matrix<2, 2>(c, s, -s, c);
+    auto const et = kiln::matmul(rt, tb - ta) - kiln::segment<0, 2>(meas);
+    return kiln::concatenate<0>(et, kiln::vector(thb - tha - kiln::at<2>(meas)));
+};
+
 auto const pose_vg = kiln::jit(kiln::value_and_grad(kiln_bench::pose_residual, kiln::argnums<0, 1, 2, 3>));
 auto const rat43_vg = kiln::jit(kiln::value_and_grad(rat43));
-auto const reprojection_vj = kiln::jit([](auto const& params, auto const& obs) {
-    return std::pair(reprojection(params, obs),
-                     kiln::jacobian([&](auto const& v) { return reprojection(v, obs); })(params));
-});
+auto const reprojection_vj = kiln::jit(kiln::value_and_jacobian(reprojection));
+
+auto const pose_graph_vj = kiln::jit(kiln::value_and_jacobian(pose_graph_edge));
 
 // ---------------------------------------------------------------------------------------------------
 // The data, and each workload's versions (value, Jacobian) in a common form for the checks.
@@ -387,6 +420,49 @@ struct reprojection_data {
     }
 };
 
+// --- 2-D pose-graph edge: 3 x 6 ------------------------------------------------------------------------------
+struct pose_graph_data {
+    Vector3d a{1.0, -0.5, 0.4}, b{2.2, 0.3, 1.1}, meas{1.0, 0.4, 0.6};
+    Eigen::Matrix<double, 6, 1> packed = (Eigen::Matrix<double, 6, 1>() << a, b).finished();
+    static std::pair<Vector3d, Eigen::Matrix<double, 3, 6>> kiln(pose_graph_data const& d) {
+        return pose_graph_vj(d.packed, d.meas);
+    }
+    // With c = cos(tha), s = sin(tha), e = t_b - t_a: d r_t / d t_a = -R(tha)ᵀ, d r_t / d t_b = R(tha)ᵀ,
+    // d r_t / d tha = (-s ex + c ey, -c ex - s ey); d r_th / d (tha, thb) = (-1, 1).
+    static value_and_jacobian<3, 6> expert(pose_graph_data const& d) {
+        double const c = std::cos(d.a.z()), s = std::sin(d.a.z());
+        double const ex = d.b.x() - d.a.x(), ey = d.b.y() - d.a.y();
+        value_and_jacobian<3, 6> out;
+        out.value << c * ex + s * ey - d.meas.x(), c * ey - s * ex - d.meas.y(), d.b.z() - d.a.z() - d.meas.z();
+        out.jac << -c, -s, c * ey - s * ex, c, s, 0,  //
+            s, -c, -c * ex - s * ey, -s, c, 0,        //
+            0, 0, -1, 0, 0, 1;
+        return out;
+    }
+    pose_graph_functor functor() const { return {meas.x(), meas.y(), meas.z()}; }
+    static value_and_jacobian<3, 6> autodiffscalar(pose_graph_data const& d) {
+        return by_dual<autodiff<6>, 6, pose_graph_functor, 3>(d.functor(), &d.a, &d.b);
+    }
+#ifdef KILN_BENCH_HAVE_CERES
+    static value_and_jacobian<3, 6> ceres(pose_graph_data const& d) {
+        return by_dual<ceres::Jet<double, 6>, 6, pose_graph_functor, 3>(d.functor(), &d.a, &d.b);
+    }
+    ceres::AutoDiffCostFunction<pose_graph_functor, 3, 3, 3> cost{new pose_graph_functor{functor()}};
+    static value_and_jacobian<3, 6> ceres_cost(pose_graph_data const& d) {
+        double const* blocks[] = {d.a.data(), d.b.data()};
+        Eigen::Matrix<double, 3, 3, Eigen::RowMajor> j[2];  // each block's 3 x 3 Jacobian, row-major
+        double* jacobians[] = {j[0].data(), j[1].data()};
+        value_and_jacobian<3, 6> out;
+        d.cost.Evaluate(blocks, out.value.data(), jacobians);
+        out.jac << j[0], j[1];
+        return out;
+    }
+#endif
+    static value_and_jacobian<3, 6> as_jacobian(std::pair<Vector3d, Eigen::Matrix<double, 3, 6>> const& r) {
+        return {r.first, r.second};
+    }
+};
+
 #define KILN_BENCH_JACOBIAN(name, Data)                                                                   \
     void name##_kiln(benchmark::State& s) { run<Data, &Data::kiln>(s, #name); }                          \
     void name##_expert(benchmark::State& s) { run<Data, &Data::expert>(s, #name); }                       \
@@ -410,5 +486,7 @@ KILN_BENCH_JACOBIAN(rat43, rat43_data)
 KILN_BENCH_JACOBIAN_CERES(rat43, rat43_data)
 KILN_BENCH_JACOBIAN(reprojection, reprojection_data)
 KILN_BENCH_JACOBIAN_CERES(reprojection, reprojection_data)
+KILN_BENCH_JACOBIAN(pose_graph_edge, pose_graph_data)
+KILN_BENCH_JACOBIAN_CERES(pose_graph_edge, pose_graph_data)
 
 }  // namespace
