@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <tuple>
+#include <utility>
 
 namespace {
 
@@ -155,6 +156,39 @@ TEST_F(Rules, PowBaseDerivativeWithZeroExponentIsZero) {
                                   std::tuple(1.0, 0.0));
     EXPECT_EQ(y, 1.0);
     EXPECT_EQ(t, 0.0);
+}
+
+TEST_F(Rules, PowBaseDerivativeWhereTheValueOverflowsOrUnderflows) {
+    // d/dx x^p = p x^(p-1) reuses y = x^p as p y / x where y is normal; where y overflows or is subnormal
+    // but x^(p-1) is not, the rule must still give p x^(p-1) (p y / x would be inf, or keep a few bits).
+    auto const dx = kiln::jit(kiln::grad([](auto const& x, auto const& p) { return kiln::pow(x, p); }));
+    for (auto const& [x, p] : {std::pair(1e200, 1.6), std::pair(1e-200, 1.6), std::pair(-1e150, 3.0),
+                              std::pair(1e-300, 1.05), std::pair(1.7, 0.77)}) {
+        double const want = p * std::pow(x, p - 1);
+        EXPECT_NEAR(dx(x, p), want, 1e-13 * std::abs(want)) << "x = " << x << ", p = " << p;
+    }
+    // float: the same thresholds in f32 (y = 1e30^1.5 overflows f32, 1e30^0.5 does not).
+    auto const df = kiln::jit(kiln::grad([](auto const& x, auto const& p) { return kiln::pow(x, p); }));
+    EXPECT_NEAR(df(1e30f, 1.5f), 1.5f * std::pow(1e30f, 0.5f), 1e-5f * 1.5e15f);
+}
+
+TEST_F(Rules, PowSecondDerivativesAgainstCentralDifferences) {
+    // The derivatives of d/dx x^p (both of its branches are differentiated: d/dx again and d/dp), against
+    // central differences of kiln's d/dx; and finite at x = 0, where the branch not taken divides by 1.
+    auto const f = [](auto const& x, auto const& p) { return kiln::pow(x, p); };
+    auto const dx = kiln::jit(kiln::grad(f));
+    auto const dxx = kiln::jit(kiln::grad(kiln::grad(f)));
+    auto const dxp = kiln::jit(kiln::grad(kiln::grad(f), kiln::argnums<1>));
+    double const h = 1e-5;
+    for (auto const& [x, p] : {std::pair(1.7, 0.77), std::pair(0.4, 2.5), std::pair(2.0, -1.3), std::pair(-1.5, 3.0)}) {
+        EXPECT_NEAR(dxx(x, p), (dx(x + h, p) - dx(x - h, p)) / (2 * h), 1e-6) << "x = " << x << ", p = " << p;
+        if (x > 0) {  // a negative base has no real power for p +- h
+            EXPECT_NEAR(dxp(x, p), (dx(x, p + h) - dx(x, p - h)) / (2 * h), 1e-6) << "x = " << x << ", p = " << p;
+        }
+    }
+    EXPECT_EQ(dxx(0.0, 2.5), 0.0);
+    EXPECT_EQ(dxp(0.0, 2.5), 0.0);
+    EXPECT_EQ(dxx(0.0, 0.0), 0.0);
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/ir/text.hpp>
 #include <kiln/detail/rules/elementwise.hpp>
+#include <kiln/ops/abs.hpp>
 #include <kiln/ops/compare.hpp>
+#include <kiln/ops/div.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sub.hpp>
@@ -19,6 +21,7 @@
 
 #include <cmath>
 #include <cstddef>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -80,10 +83,32 @@ struct pow_p : detail::elementwise_binary<pow_p> {
     // d a^b = b a^(b-1) da + log(a) a^b db, with log(a) taken as 0 where a is 0 (as JAX's rule), and
     // a^(b-1) taken as a where b is 0 (JAX's rule for integer b): a^0 is 1 everywhere, so its derivative is
     // 0 * a = 0, also at a = 0 (where 0 * 0^-1 would be NaN), and stays finite when differentiated again.
+    // For a floating result, b a^(b-1) is b y / a, reusing the forward's y = a^b instead of a second pow
+    // (Rat43 in bench_jacobian), wherever that is as accurate: y normal (or NaN, which a^(b-1) is too).
+    // Elsewhere (y zero, subnormal or infinite: a = 0, or a^b out of range where a^(b-1) may not be) the
+    // rule is the pow above; for a scalar, whose where computes both branches, that pow is 1^0 where it is
+    // not taken (pow's cheap special case; 0^e with e < 0 took glibc's error path). Each branch stays
+    // finite where the other is taken (a = 0 divides by 1; 1^0 and a^(b-1) at a normal a^b have finite
+    // derivatives), so second derivatives pick up no 0 * inf from the branch not taken.
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto y) {
-        if constexpr (K == 0) return g * (b * pow(a, where(b == c<0>, c<1>, b - c<1>)));
-        else return g * (y * log(where(a == c<0>, c<1>, a)));
+        using S = typename detail::meta_of_tracer<decltype(y)>::scalar;
+        if constexpr (K == 1) {
+            return g * (y * log(where(a == c<0>, c<1>, a)));
+        } else if constexpr (!std::is_floating_point_v<S>) {
+            return g * (b * pow(a, where(b == c<0>, c<1>, b - c<1>)));
+        } else {
+            constexpr double smallest = static_cast<double>(std::numeric_limits<S>::min());
+            constexpr double largest = static_cast<double>(std::numeric_limits<S>::max());
+            // |y| < smallest and |y| > largest are both false only for a normal y or a NaN.
+            auto const reuse = (abs(y) < c<smallest>) == (abs(y) > c<largest>);
+            auto const by_value = b * y / where(a == c<0>, c<1>, a);
+            auto const e = where(b == c<0>, c<1>, b - c<1>);
+            if constexpr (detail::meta_of_tracer<decltype(y)>::rank == 0)
+                return g * where(reuse, by_value, b * pow(where(reuse, c<1>, a), where(reuse, c<0>, e)));
+            else  // elementwise, where reads one branch per element: the pow only where it is taken
+                return g * where(reuse, by_value, b * pow(a, e));
+        }
     }
 };
 
