@@ -276,8 +276,8 @@ inline constexpr bool is_cotangents<cotangents<Cs...>> = true;
 // What operand I receives from its use as operand K of node U, whose adjoint is Ct.
 template <class D, std::size_t U, std::size_t K, std::size_t I, class Ct>
 struct vjp_term {
-    using user = boost::mp11::mp_at_c<typename D::graph::nodes, U>;
-    using operand = boost::mp11::mp_at_c<typename D::graph::nodes, I>;
+    using user = list_element<U, typename D::graph::map>;
+    using operand = list_element<I, typename D::graph::map>;
     using raw = typename zero_if_known_zero<typename rules_of<user>::template vjp<K, Ct>::type>::type;
     template <class R>
     struct shaped {
@@ -328,8 +328,7 @@ struct reverse_pass<mp_list<Outputs...>, mp_list<Seeds...>, mp_list<Wrt...>> {
     struct desc {
         using graph = reverse_pass::graph;
         template <std::size_t I>
-        using seed = typename sum_of<seed_if<boost::mp11::mp_at_c<typename graph::nodes, I>,
-                                             std::pair<Outputs, Seeds>>...>::type;
+        using seed = typename sum_of<seed_if<list_element<I, typename graph::map>, std::pair<Outputs, Seeds>>...>::type;
     };
     using forced = typename all_adjoints<desc>::type;
     // The adjoint of node W (zero when the outputs do not depend on it).
@@ -350,7 +349,7 @@ struct reverse_pass<mp_list<Outputs...>, mp_list<Seeds...>, mp_list<Wrt...>> {
 template <class D, std::size_t I>
 struct tangent;
 
-template <class D, std::size_t I, class U = boost::mp11::mp_at_c<typename D::graph::nodes, I>>
+template <class D, std::size_t I, class U = list_element<I, typename D::graph::map>>
 struct tangent_of_operands {
     using type = zero;
 };
@@ -419,7 +418,7 @@ struct forward_pass<mp_list<Outputs...>, mp_list<Wrt...>, mp_list<Seeds...>> {
     struct desc {
         using graph = forward_pass::graph;
         template <std::size_t I>
-        using seed = typename sum_of<seed_if<boost::mp11::mp_at_c<typename graph::nodes, I>, Wrt, Seeds>...>::type;
+        using seed = typename sum_of<seed_if<list_element<I, typename graph::map>, Wrt, Seeds>...>::type;
     };
     using forced = typename all_tangents<desc>::type;
     template <class O>
