@@ -57,17 +57,25 @@ inline constexpr bool is_zero = std::is_same_v<T, zero>;
 // computed. These are the elements of a Jacobian's one-hot seeds, folded (detail/ir/fold.hpp): each pass
 // meets one per element of the argument (or result) it does not seed. Known zeros: the constant 0, typed
 // (a cast of it), and a matrix of them.
-template <class T>
-inline constexpr bool known_zero = false;
-template <auto V>
-inline constexpr bool known_zero<constant<V>> = V == 0;
-template <class T, class Z>
-inline constexpr bool known_zero<node<ops::cast_p<T>, Z>> = known_zero<Z>;
-template <long Rows, long Cols, class... Zs>
-inline constexpr bool known_zero<node<ops::matrix_p<Rows, Cols>, Zs...>> = (known_zero<Zs> && ...);
+// (Class templates, not a variable template: g++ gives every variable template instance a mangled name of
+// the node type's length.)
 template <class T>
 struct zero_if_known_zero {
-    using type = std::conditional_t<known_zero<T>, zero, T>;
+    using type = T;
+};
+template <auto V>
+    requires(V == 0)
+struct zero_if_known_zero<constant<V>> {
+    using type = zero;
+};
+template <class T, class Z>
+struct zero_if_known_zero<node<ops::cast_p<T>, Z>> {
+    using type = std::conditional_t<is_zero<typename zero_if_known_zero<Z>::type>, zero, node<ops::cast_p<T>, Z>>;
+};
+template <long Rows, long Cols, class... Zs>
+struct zero_if_known_zero<node<ops::matrix_p<Rows, Cols>, Zs...>> {
+    using type = std::conditional_t<(is_zero<typename zero_if_known_zero<Zs>::type> && ...), zero,
+                                    node<ops::matrix_p<Rows, Cols>, Zs...>>;
 };
 
 // A node whose value is several results (kiln::scan's loop) is differentiable through them: its scalar
