@@ -57,6 +57,7 @@ LABELS = {
     "pose_gradient": "pose residual of the oracle, value and 1×12 gradient",
     "rat43": "NIST Rat43 residual, value and 1×4 Jacobian",
     "reprojection": "reprojection residual, value and 2×12 Jacobian",
+    "pose_graph_edge": "2-D pose-graph edge, value and 3×6 Jacobian",
     # bench_train, bench_vmap ("[loop]": a loop of jit(f) over the 1000 examples)
     "train_step": "MLP training step, 512 two-moons points, 2→32→2, value_and_grad + Adam",
     "mlp_score": "vmap: per-row MLP score, 1000×32 → 32, tanh",
