@@ -86,9 +86,10 @@ struct pow_p : detail::elementwise_binary<pow_p> {
     // For a floating result, b a^(b-1) is b y / a, reusing the forward's y = a^b instead of a second pow
     // (Rat43 in bench_jacobian), wherever that is as accurate: y normal (or NaN, which a^(b-1) is too).
     // Elsewhere (y zero, subnormal or infinite: a = 0, or a^b out of range where a^(b-1) may not be) the
-    // rule is the pow above; for a scalar, whose where computes both branches, that pow is 1^0 where it is
-    // not taken (pow's cheap special case; 0^e with e < 0 took glibc's error path). Each branch stays
-    // finite where the other is taken (a = 0 divides by 1; 1^0 and a^(b-1) at a normal a^b have finite
+    // rule is the pow above; for a scalar, whose where computes both branches, that pow is 1^e where it is
+    // not taken (pow's cheap special case; 0^e with e < 0 took glibc's error path); its exponent is the
+    // rule's own, so that under vmap it stays unbatched where b is (pow needs a scalar exponent). Each branch stays
+    // finite where the other is taken (a = 0 divides by 1; 1^e and a^(b-1) at a normal a^b have finite
     // derivatives), so second derivatives pick up no 0 * inf from the branch not taken.
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto y) {
@@ -105,7 +106,7 @@ struct pow_p : detail::elementwise_binary<pow_p> {
             auto const by_value = b * y / where(a == c<0>, c<1>, a);
             auto const e = where(b == c<0>, c<1>, b - c<1>);
             if constexpr (detail::meta_of_tracer<decltype(y)>::rank == 0)
-                return g * where(reuse, by_value, b * pow(where(reuse, c<1>, a), where(reuse, c<0>, e)));
+                return g * where(reuse, by_value, b * pow(where(reuse, c<1>, a), e));
             else  // elementwise, where reads one branch per element: the pow only where it is taken
                 return g * where(reuse, by_value, b * pow(a, e));
         }

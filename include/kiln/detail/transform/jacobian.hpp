@@ -89,7 +89,7 @@ struct wrt_argument<node<ops::wrt_p<wrt_tag<F, Kind, Arg, Leaf>>, X>> : std::int
 
 // The Jacobian of the value Y (a tracer) with respect to each leaf of Wrt (wrt nodes), in Mode:
 // `mode` (automatic resolved by the static sizes), `valid`, `ok` (raises the diagnostic of the first leaf
-// that cannot be differentiated in that mode), `of<W>` (the Jacobian with respect to leaf W).
+// that cannot be differentiated in that mode), `leaf<W>::type` (the Jacobian with respect to leaf W).
 template <class Transform, class Y, class Wrt, jacobian_mode Mode>
 struct jacobian_of;
 template <class Transform, class Y, class... W, jacobian_mode Mode>
