@@ -22,6 +22,7 @@ struct graph {
     using outputs = Outputs;
     static constexpr std::size_t num_args = NumArgs;
     using output_tree = OutputTree;
+    using lookup = typename lookup_tree<Nodes>::type;  // node I: tree_at<lookup, I>
 };
 
 template <class N>
@@ -43,7 +44,7 @@ struct make_graph<mp_list<Outputs...>, NumArgs, OutputTree> {
 };
 
 template <class G, std::size_t I>
-using node_at = boost::mp11::mp_at_c<typename G::nodes, I>;
+using node_at = typename tree_at<typename G::lookup, I>::type;
 
 }  // namespace kiln::detail
 

@@ -187,6 +187,7 @@ struct ad_graph<mp_list<Ns...>, WrtSet> {
     static constexpr std::size_t n = sizeof...(Ns);
     using nodes = mp_list<Ns...>;
     using map = index_map<nodes>;
+    using lookup = typename lookup_tree<nodes>::type;
     static constexpr std::size_t arity[] = {0, boost::mp11::mp_size<typename info<Ns>::children>::value...};
     static constexpr std::size_t count_edges() {
         std::size_t total = 0;
@@ -284,8 +285,8 @@ inline constexpr bool is_cotangents<cotangents<Cs...>> = true;
 // What operand I receives from its use as operand K of node U, whose adjoint is Ct.
 template <class D, std::size_t U, std::size_t K, std::size_t I, class Ct>
 struct vjp_term {
-    using user = list_element<U, typename D::graph::map>;
-    using operand = list_element<I, typename D::graph::map>;
+    using user = typename tree_at<typename D::graph::lookup, U>::type;
+    using operand = typename tree_at<typename D::graph::lookup, I>::type;
     using raw = typename zero_if_known_zero<typename rules_of<user>::template vjp<K, Ct>::type>::type;
     template <class R>
     struct shaped {
@@ -336,7 +337,7 @@ struct reverse_pass<mp_list<Outputs...>, mp_list<Seeds...>, mp_list<Wrt...>> {
     struct desc {
         using graph = reverse_pass::graph;
         template <std::size_t I>
-        using seed = typename sum_of<seed_if<list_element<I, typename graph::map>, std::pair<Outputs, Seeds>>...>::type;
+        using seed = typename sum_of<seed_if<typename tree_at<typename graph::lookup, I>::type, std::pair<Outputs, Seeds>>...>::type;
     };
     using forced = typename all_adjoints<desc>::type;
     // The adjoint of node W (zero when the outputs do not depend on it).
@@ -357,7 +358,7 @@ struct reverse_pass<mp_list<Outputs...>, mp_list<Seeds...>, mp_list<Wrt...>> {
 template <class D, std::size_t I>
 struct tangent;
 
-template <class D, std::size_t I, class U = list_element<I, typename D::graph::map>>
+template <class D, std::size_t I, class U = typename tree_at<typename D::graph::lookup, I>::type>
 struct tangent_of_operands {
     using type = zero;
 };
@@ -426,7 +427,7 @@ struct forward_pass<mp_list<Outputs...>, mp_list<Wrt...>, mp_list<Seeds...>> {
     struct desc {
         using graph = forward_pass::graph;
         template <std::size_t I>
-        using seed = typename sum_of<seed_if<list_element<I, typename graph::map>, Wrt, Seeds>...>::type;
+        using seed = typename sum_of<seed_if<typename tree_at<typename graph::lookup, I>::type, Wrt, Seeds>...>::type;
     };
     using forced = typename all_tangents<desc>::type;
     template <class O>

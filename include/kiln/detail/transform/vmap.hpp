@@ -183,9 +183,9 @@ struct batch_checked<node<ops::vmap_slot_p<A>, X>, node<ops::vmap_slot_p<AF>, XF
     using type = node<ops::vmap_batch_p<A, AF>, X, XF>;
 };
 
-// D: `nodes` (the per-example graph, topologically ordered), `map` (their index_map), `slots` (the set of
-// this vmap's slot nodes), `first` (the first of them).
-template <class D, std::size_t I, class N = boost::mp11::mp_at_c<typename D::nodes, I>>
+// D: `nodes` (the per-example graph, topologically ordered), `map` (their index_map), `lookup` (their
+// lookup_tree), `slots` (the set of this vmap's slot nodes), `first` (the first of them).
+template <class D, std::size_t I, class N = typename tree_at<typename D::lookup, I>::type>
 struct batched_at {
     using type = bat<-1, N>;  // a parameter or a constant: the same for every example
 };
@@ -233,6 +233,7 @@ struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
     struct desc {
         using nodes = typename topo_union_all<typename info<Outputs>::topo...>::type;
         using map = index_map<nodes>;
+        using lookup = typename lookup_tree<nodes>::type;
         using slots = inherit_set<Slots...>;
         using first = boost::mp11::mp_front<mp_list<Slots...>>;
     };
