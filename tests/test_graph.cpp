@@ -217,6 +217,43 @@ TEST(Graph, ConstantFoldingAndIdentities) {
     EXPECT_EQ(kiln::jit(inf)(1.0), std::numeric_limits<double>::infinity());
 }
 
+// add and mul put a constant operand second, so c * x and x * c are one node (a derivative's rules write
+// both: the normal log-density's gradient read z * -0.5 and -0.5 * z); other primitives keep their order.
+TEST(Graph, CommutativeOperationsPutAConstantSecond) {
+    MatrixXd x = MatrixXd::Random(3, 4);
+    Eigen::MatrixXi xi = (Eigen::MatrixXi(2, 2) << 1, -3, 4, 0).finished();
+    auto both = [](auto const& v) { return kiln::c<-0.5> * v + v * kiln::c<-0.5>; };
+    EXPECT_EQ(kiln::trace(both, x).as_text(),
+              "kiln graph: 1 arguments, 1 parameters, 4 nodes\n"
+              "  %0 = param args[0] : f64[3,4]\n"
+              "  %1 = constant -0.5 : f64[]\n"
+              "  %2 = mul %0 %1 : f64[3,4]\n"
+              "  %3 = add %2 %2 : f64[3,4]\n"
+              "  return %3\n");
+    MatrixXd const doubled = kiln::jit(both)(x);
+    EXPECT_EQ(doubled, (-x).eval());  // -0.5 x + -0.5 x is -x exactly
+
+    // A typed constant (what a Jacobian's seeds are) too, and integers (c<2> + v wraps as v + c<2> does).
+    auto typed = [](auto const& v) { return kiln::cast<double>(kiln::c<2>) * v - v * kiln::cast<double>(kiln::c<2>); };
+    static_assert(decltype(kiln::trace(typed, x))::num_nodes() == 5);  // x, 2, cast, mul, sub
+    auto ints = [](auto const& v) { return (kiln::c<2> + v) * (v + kiln::c<2>); };
+    static_assert(decltype(kiln::trace(ints, xi))::num_nodes() == 4);
+    Eigen::MatrixXi const squared = kiln::jit(ints)(xi);
+    EXPECT_EQ(squared, ((xi.array() + 2) * (xi.array() + 2)).matrix().eval());
+
+    // Not commutative: 1 - x keeps its order, and x - 1 is another node.
+    auto differences = [](auto const& v) { return (kiln::c<1.0> - v) * (v - kiln::c<1.0>); };
+    std::string const text = kiln::trace(differences, x).as_text();
+    EXPECT_NE(text.find("%2 = sub %1 %0"), std::string::npos) << text;
+    EXPECT_NE(text.find("%3 = sub %0 %1"), std::string::npos) << text;
+    MatrixXd const product = kiln::jit(differences)(x);
+    EXPECT_TRUE(product.isApprox(((1 - x.array()) * (x.array() - 1)).matrix(), 1e-15));
+
+    // Two operands that are not constants keep the order they are written in.
+    auto products = [](auto const& a, auto const& b) { return a * b; };
+    EXPECT_NE(kiln::trace(products, x, x).as_text().find("%2 = mul %0 %1"), std::string::npos);
+}
+
 // matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of
 // its own), so kiln materializes an elementwise operand of matmul itself, in the buffer of the first
 // product that dies there: the MLP's hidden layer needs one buffer, not two.

@@ -17,6 +17,7 @@ struct mul_p : detail::elementwise_binary<mul_p> {
     static constexpr bool comparison = false;
     static constexpr bool floating = false;
     static constexpr bool folds = true;
+    static constexpr bool commutative = true;  // a constant operand goes second (detail/ir/make.hpp)
     static constexpr int left_identity = 1, right_identity = 1;
     // Integers wrap around on overflow, as in XLA (detail::wrapped, kiln/dtype.hpp).
     static constexpr auto apply(auto const& a, auto const& b) {

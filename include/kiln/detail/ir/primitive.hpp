@@ -65,6 +65,9 @@ struct primitive_base {
     // Constant operands are folded to the constant apply(operands...) when the node is built
     // (detail/ir/fold.hpp); apply must then be constexpr.
     static constexpr bool folds = false;
+    // a op b == b op a for every a and b (add, mul): a constant operand is put second when the node is
+    // built, so c * x and x * c are one node (detail/ir/make.hpp).
+    static constexpr bool commutative = false;
     // Reductions (detail/rules/reduction.hpp): a reduction of bools is a bool (max, min: any, all) rather
     // than counted as i32.
     static constexpr bool keeps_bool = false;
@@ -133,6 +136,10 @@ struct primitive_traits {
     static constexpr bool folds = [] {
         if constexpr (requires { P::folds; }) return bool(P::folds);
         else return primitive_base::folds;
+    }();
+    static constexpr bool commutative = [] {
+        if constexpr (requires { P::commutative; }) return bool(P::commutative);
+        else return primitive_base::commutative;
     }();
     static constexpr bool keeps_bool = [] {
         if constexpr (requires { P::keeps_bool; }) return bool(P::keeps_bool);
