@@ -217,8 +217,8 @@ TEST(Graph, ConstantFoldingAndIdentities) {
     EXPECT_EQ(kiln::jit(inf)(1.0), std::numeric_limits<double>::infinity());
 }
 
-// add and mul put a constant operand second, so c * x and x * c are one node (a derivative's rules write
-// both: the normal log-density's gradient read z * -0.5 and -0.5 * z); other primitives keep their order.
+// add and mul put a constant operand second, so c * x and x * c are one node (derivative rules write both
+// orders); other primitives keep their order.
 TEST(Graph, CommutativeOperationsPutAConstantSecond) {
     MatrixXd x = MatrixXd::Random(3, 4);
     Eigen::MatrixXi xi = (Eigen::MatrixXi(2, 2) << 1, -3, 4, 0).finished();

@@ -130,8 +130,8 @@ struct constants_fit<Primitive, Children...>
 
 // Operands in canonical order: a commutative primitive's constant operand (a literal, or a typed one)
 // second, so that c<-0.5> * z and z * c<-0.5> are one node and CSE by type identity shares them, as XLA's
-// simplifier puts constants on the right. (Specializations and a default argument, not a requires-clause on
-// node types: see computes_in above.)
+// simplifier puts constants on the right. (Specializations, not a requires-clause on node types: see
+// computes_in above.)
 template <class N>
 struct constant_like : std::false_type {};
 template <auto V>
