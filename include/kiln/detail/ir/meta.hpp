@@ -21,28 +21,22 @@ using boost::mp11::mp_list;
 template <std::size_t I, class T>
 struct indexed {
     static std::integral_constant<std::size_t, I> at(std::type_identity<T>*);
-    static std::type_identity<T> element(std::integral_constant<std::size_t, I>*);
 };
 template <class L, class Seq = std::make_index_sequence<boost::mp11::mp_size<L>::value>>
 struct index_map;
 template <class... Ts, std::size_t... I>
 struct index_map<mp_list<Ts...>, std::index_sequence<I...>> : indexed<I, Ts>... {
     using indexed<I, Ts>::at...;
-    using indexed<I, Ts>::element...;
 };
 template <class X, class Map>
 using position_in = decltype(Map::at(static_cast<std::type_identity<X>*>(nullptr)));
-// The element at index I, by the same overload resolution: what boost::mp11::mp_at_c does with one
-// builtin on clang, but on g++ 12 (no __type_pack_element) with a deduction against every element of a
-// map built from the list, which measured 2.4x the time and 4.5x the memory of this lookup.
-template <std::size_t I, class Map>
-using list_element = typename decltype(Map::element(static_cast<std::integral_constant<std::size_t, I>*>(nullptr)))::type;
 
 // The element at index I of a long list (a graph's nodes) in O(log n) steps, each an instantiation with short
 // arguments: a tree of the list with 16 children per branch, built once (lookup_tree<L>::type), walked from
 // the root (tree_at<Tree, I>::type: three steps up to 4096 elements). boost::mp11::mp_at_c names the whole
-// list in every lookup, which the compiler hashes and matches each time: a pass that looked up every node
-// of a graph was quadratic in its size. (16 children measured 3-4% less compile time than 2.)
+// list in every lookup, which clang hashes and matches each time and g++ 12 (no __type_pack_element)
+// searches: a pass that looked up every node of a graph was quadratic in its size; overload resolution on an
+// index_map has one candidate per element. (16 children measured 3-4% less compile time than 2.)
 template <class... Ts>
 struct lookup_leaf {};
 template <std::size_t Width, class... Children>
