@@ -13,6 +13,7 @@
 //   scalars it selects, and a 1 x 1 matrix squeezed is its scalar, when the dtype stays the same:
 //   at<1>(vector(a, b)) is b itself (a seed's element is its constant; CSE sees the scalar b). A typed
 //   constant (cast<double>(c<1>), a seed's element) is an identity as the constant is.
+// - a commutative primitive's constant operand is put second (canonical, below, applied before the rest).
 #ifndef KILN_DETAIL_IR_FOLD_HPP
 #define KILN_DETAIL_IR_FOLD_HPP
 
@@ -69,6 +70,26 @@ struct is_left_identity<P, node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant
     : is_left_identity<P, constant<V>> {};
 template <class P, auto V>
 struct is_left_identity<P, constant<V>> : std::bool_constant<primitive_traits<P>::template is_left_identity<V>()> {};
+
+// Operands in canonical order: a commutative primitive's constant operand (a literal, or a typed one)
+// second, so that c<-0.5> * z and z * c<-0.5> are one node and CSE by type identity shares them, as XLA's
+// simplifier puts constants on the right. (Specializations, not a requires-clause on node types: see
+// computes_in in detail/ir/make.hpp.)
+template <class N>
+struct constant_like : std::false_type {};
+template <auto V>
+struct constant_like<constant<V>> : std::true_type {};
+template <class T, auto V>
+struct constant_like<node<ops::cast_p<T>, constant<V>>> : std::true_type {};
+template <class N>
+struct canonical {
+    using type = N;
+};
+template <class P, class A, class B>
+struct canonical<node<P, A, B>> {
+    using type = std::conditional_t<primitive_traits<P>::commutative && constant_like<A>::value && !constant_like<B>::value,
+                                    node<P, B, A>, node<P, A, B>>;
+};
 
 template <class N>
 struct simplify {

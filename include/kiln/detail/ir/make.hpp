@@ -128,26 +128,6 @@ struct constants_fit<Primitive, Children...>
     : std::conjunction<constant_fits<
           typename Primitive::template rule<typename info<Children>::operand_meta...>::compute, Children>...> {};
 
-// Operands in canonical order: a commutative primitive's constant operand (a literal, or a typed one)
-// second, so that c<-0.5> * z and z * c<-0.5> are one node and CSE by type identity shares them, as XLA's
-// simplifier puts constants on the right. (Specializations, not a requires-clause on node types: see
-// computes_in above.)
-template <class N>
-struct constant_like : std::false_type {};
-template <auto V>
-struct constant_like<constant<V>> : std::true_type {};
-template <class T, auto V>
-struct constant_like<node<ops::cast_p<T>, constant<V>>> : std::true_type {};
-template <class N>
-struct canonical {
-    using type = N;
-};
-template <class P, class A, class B>
-struct canonical<node<P, A, B>> {
-    using type = std::conditional_t<primitive_traits<P>::commutative && constant_like<A>::value && !constant_like<B>::value,
-                                    node<P, B, A>, node<P, A, B>>;
-};
-
 template <bool OperandsOk, class Primitive, class... Operands>
 struct node_from {
     using type = constant<0>;
