@@ -162,6 +162,37 @@ TEST(Graph, ThirtyLevelSharedChain) {
     for (Eigen::Index i = 0; i < x.size(); ++i) EXPECT_NEAR(got(i), want(i), 1e-15 * want(i));
 }
 
+// Twenty steps y = 0.9 sin(y) from a leaf, as a recursive function template.
+template <int N>
+auto sin_steps(auto const& y) {
+    if constexpr (N == 0) {
+        return y;
+    } else {
+        return sin_steps<N - 1>(kiln::sin(y) * kiln::c<0.9>);
+    }
+}
+
+// Two operands whose graphs share only a constant: the second's nodes follow all of the first's, in their own
+// order, the constant where the first chain made it. (Merging two such chains is the slow path of
+// detail/ir/meta.hpp's topological chains: a walk and an append of 40 nodes, eight at a time.)
+TEST(Graph, OperandsThatShareNothingKeepTheirOrder) {
+    auto f = [](auto const& a, auto const& b) { return sin_steps<20>(a) + sin_steps<20>(b); };
+    using T = decltype(kiln::trace(f, 0.3, 0.4));
+    static_assert(T::num_nodes() == 84);  // 2 parameters, one constant, 2 x 40 steps, the sum
+    std::string const text = kiln::trace(f, 0.3, 0.4).as_text();
+    EXPECT_NE(text.find("  %2 = sin %0 : f64[]\n  %3 = constant 0.9 : f64[]\n  %4 = mul %2 %3 : f64[]\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  %42 = mul %41 %3 : f64[]\n  %43 = sin %1 : f64[]\n  %44 = mul %43 %3 : f64[]\n"), std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  %83 = add %42 %82 : f64[]\n  return %83\n"), std::string::npos) << text;
+    double a = 0.3, b = 0.4;
+    for (int i = 0; i < 20; ++i) {
+        a = std::sin(a) * 0.9;
+        b = std::sin(b) * 0.9;
+    }
+    EXPECT_DOUBLE_EQ(kiln::jit(f)(0.3, 0.4), a + b);
+}
+
 // Constant folding and identities happen when a node is made (detail/ir/fold.hpp): the graph never holds
 // them. An identity applies only when it keeps the dtype and shape of the other operand.
 TEST(Graph, ConstantFoldingAndIdentities) {

@@ -37,7 +37,7 @@ template <class Outputs, std::size_t NumArgs, class OutputTree>
 struct make_graph;
 template <class... Outputs, std::size_t NumArgs, class OutputTree>
 struct make_graph<mp_list<Outputs...>, NumArgs, OutputTree> {
-    using all = typename topo_union_all<typename info<Outputs>::topo...>::type;
+    using all = topo_list<Outputs...>;
     using params = boost::mp11::mp_sort<boost::mp11::mp_copy_if<all, is_param_node>, param_before>;
     using type = graph<boost::mp11::mp_append<params, boost::mp11::mp_remove_if<all, is_param_node>>,
                        mp_list<Outputs...>, NumArgs, OutputTree>;

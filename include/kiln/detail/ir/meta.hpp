@@ -75,7 +75,7 @@ struct tree_at<lookup_leaf<Ts...>, I> {
 template <std::size_t W, class... Cs, std::size_t I>
 struct tree_at<lookup_branch<W, Cs...>, I> : tree_at<boost::mp11::mp_at_c<mp_list<Cs...>, I / W>, I % W> {};
 
-// O(1) membership by inheritance: derived-to-base lookup instead of a scan.
+// Membership by inheritance: a derived-to-base check in the compiler instead of a scan by templates.
 template <class T>
 struct set_key {};
 template <class... Ts>
@@ -91,69 +91,134 @@ struct set_of<mp_list<Ts...>> {
 template <class X, class Set>
 using in_set = std::bool_constant<__is_base_of(set_key<X>, Set)>;
 
-template <class L>
-struct last_of;
-template <class... Ts>
-struct last_of<mp_list<Ts...>> {
-    using type = boost::mp11::mp_back<mp_list<Ts...>>;
+// A node's ancestors in topological order (children first, the node last), as a chain: topo_cons<Prev, X,
+// Exact> is the chain Prev followed by X, and derives from Prev and set_key<X>, so a chain is also the set
+// of its elements (in_set<Y, Chain>). A node's chain (info<N>::chain) is its first child's chain extended
+// by what its other children add and by the node: a few small instantiations per node, and more only in
+// proportion to what the children's graphs do not share. (A flat list of all its ancestors per node made
+// node creation quadratic in the graph's size, in compile time and memory.) Exact: the chain is a node's
+// own, its elements that node and its ancestors and nothing else. topo_list<Outputs...> is the flat list
+// of a graph, made once per graph. Long walks go eight links per step, so the instantiation depth stays
+// an eighth of a graph's size.
+struct topo_nil {};
+template <class Prev, class X, bool Exact>
+struct topo_cons : Prev, set_key<X> {
+    using last = X;
+    static constexpr bool exact = Exact;
 };
 
-// Union of two topologically ordered node lists, each closed under "child of". A keeps its order and the
-// nodes of B that A lacks follow in B's order, so the result is topologically ordered too. The shortcut
-// (B's root already in A means all of B is) keeps shared chains linear; otherwise one pack expansion. The
-// shortcut is a specialization, not a std::conditional_t: that would build the appended list (an
-// instantiation as long as the graph) even when it is thrown away. Measured on bench/compile_time.py's
-// 200-node gradient with -fsyntax-only: clang++-19 14.0 s / 1.34 GB -> 12.7 s / 1.14 GB, g++ 10.7 s /
-// 2.31 GB -> 10.4 s / 2.12 GB.
-template <class L>
-struct root_of {
-    using type = void;  // an empty list has no root
-};
-template <class T, class... Ts>
-struct root_of<mp_list<T, Ts...>> : last_of<mp_list<T, Ts...>> {};
-template <class A, class B, class SetA = typename set_of<A>::type,
-          bool Contained = in_set<typename root_of<B>::type, SetA>::value>
-struct topo_union {
-    using type = A;  // B's root is in A, so all of B is
-};
-// When every child of B's root is in A, B lacks from A only its root (A and B are closed): A and then the
-// root, what the general case below gives, in constant time instead of a pass over B. That is the common
-// union of a reverse pass and of a chain that reads two earlier values (a * b, with a built after b's
-// sibling). Measured on the trace of bench/compile_time.py's 400-node gradient (g++ -fsyntax-only, two
-// runs each in turn): user time 0.965x, peak memory 5939 -> 5432 MiB.
 template <class N>
 struct info;
-template <class Root, class SetA, class Children = typename info<Root>::children>
-struct only_root_missing;
-template <class Root, class SetA, class... Cs>
-struct only_root_missing<Root, SetA, mp_list<Cs...>> : std::conjunction<in_set<Cs, SetA>...> {};
-template <class... As, class... Bs, class SetA>
-    requires(only_root_missing<typename root_of<mp_list<Bs...>>::type, SetA>::value)
-struct topo_union<mp_list<As...>, mp_list<Bs...>, SetA, false> {
-    using type = mp_list<As..., typename root_of<mp_list<Bs...>>::type>;
+
+// The elements of chain C that A lacks, in C's order, followed by Acc: C walked back from its end, up to a
+// prefix that is a node's own chain with its node in A (all of that prefix is in A then).
+template <class X, class A>
+using keep_missing = std::conditional_t<in_set<X, A>::value, mp_list<>, mp_list<X>>;
+template <class A, class C, class... Acc>
+struct chain_missing {
+    using type = mp_list<Acc...>;  // C is topo_nil
 };
-template <class... As, class... Bs, class SetA>
-struct topo_union<mp_list<As...>, mp_list<Bs...>, SetA, false> {
-    using type = boost::mp11::mp_append<mp_list<As...>,
-                                        std::conditional_t<in_set<Bs, SetA>::value, mp_list<>, mp_list<Bs>>...>;
+template <class A, class C, class L>
+struct chain_missing_list;
+template <class A, class C, class... Acc>
+struct chain_missing_list<A, C, mp_list<Acc...>> {
+    using type = typename chain_missing<A, C, Acc...>::type;
 };
-template <class... As, class SetA>
-struct topo_union<mp_list<As...>, mp_list<>, SetA, false> {
-    using type = mp_list<As...>;
+template <class A, class P, class X, bool E, class... Acc>
+    requires(E && in_set<X, A>::value)
+struct chain_missing<A, topo_cons<P, X, E>, Acc...> {
+    using type = mp_list<Acc...>;
+};
+template <class A, class P, class X, bool E, class... Acc>
+    requires(!(E && in_set<X, A>::value))
+struct chain_missing<A, topo_cons<P, X, E>, Acc...> {
+    using type = typename chain_missing_list<A, P, boost::mp11::mp_append<keep_missing<X, A>, mp_list<Acc...>>>::type;
+};
+template <class A, class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4, class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8, class... Acc>
+    requires(!((E1 && in_set<X1, A>::value) || (E2 && in_set<X2, A>::value) || (E3 && in_set<X3, A>::value) || (E4 && in_set<X4, A>::value) || (E5 && in_set<X5, A>::value) || (E6 && in_set<X6, A>::value) || (E7 && in_set<X7, A>::value) || (E8 && in_set<X8, A>::value)))
+struct chain_missing<A, topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<P, X1, E1>, X2, E2>, X3, E3>, X4, E4>, X5, E5>, X6, E6>, X7, E7>, X8, E8>, Acc...> {
+    using type = typename chain_missing_list<A, P, boost::mp11::mp_append<keep_missing<X1, A>, keep_missing<X2, A>, keep_missing<X3, A>, keep_missing<X4, A>, keep_missing<X5, A>, keep_missing<X6, A>, keep_missing<X7, A>, keep_missing<X8, A>, mp_list<Acc...>>>::type;
 };
 
-template <class... Ls>
-struct topo_union_all;
+// A followed by the elements of L. Eight links per step, each step completing its links before the next
+// (the member `complete`), so that no completion recurses through more than eight.
+template <class A, class L>
+struct chain_append {
+    using type = A;
+};
+template <class A, class X, class... Xs>
+struct chain_append<A, mp_list<X, Xs...>> {
+    using type = typename chain_append<topo_cons<A, X, false>, mp_list<Xs...>>::type;
+};
+template <class A, class X1, class X2, class X3, class X4, class X5, class X6, class X7, class X8, class... Xs>
+struct chain_append<A, mp_list<X1, X2, X3, X4, X5, X6, X7, X8, Xs...>> {
+    using next = topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<A, X1, false>, X2, false>, X3, false>, X4, false>, X5, false>, X6, false>, X7, false>, X8, false>;
+    using complete = std::integral_constant<std::size_t, sizeof(next)>;
+    using type = typename chain_append<next, mp_list<Xs...>>::type;
+};
+
+// When every child of B's root is in A, B lacks from A only its root.
+template <class Root, class A, class Children = typename info<Root>::children>
+struct only_root_missing;
+template <class Root, class A, class... Cs>
+struct only_root_missing<Root, A, mp_list<Cs...>> : std::conjunction<in_set<Cs, A>...> {};
+
+// A followed by the nodes of B that A lacks, in B's order (A and B closed under "child of", so the result
+// is topologically ordered and closed too), where that is cheap to find: nothing when B's root is in A; B
+// itself when A is a node's own chain and B has that node; A and B's root when A has all its children.
+template <class A, class B>
+struct chain_union {
+    using type = typename chain_append<A, typename chain_missing<A, B>::type>::type;
+};
+template <class A, class B>
+    requires(in_set<typename B::last, A>::value)
+struct chain_union<A, B> {
+    using type = A;
+};
+template <class A, class B>
+    requires(!in_set<typename B::last, A>::value && A::exact && in_set<typename A::last, B>::value)
+struct chain_union<A, B> {
+    using type = B;
+};
+template <class A, class B>
+    requires(!in_set<typename B::last, A>::value && !(A::exact && in_set<typename A::last, B>::value) &&
+             only_root_missing<typename B::last, A>::value)
+struct chain_union<A, B> {
+    using type = topo_cons<A, typename B::last, false>;
+};
+
+template <class... Cs>
+struct chain_union_all;
 template <>
-struct topo_union_all<> {
-    using type = mp_list<>;
+struct chain_union_all<> {
+    using type = topo_nil;
 };
-template <class L>
-struct topo_union_all<L> {
-    using type = L;
+template <class C>
+struct chain_union_all<C> {
+    using type = C;
 };
-template <class L1, class L2, class... Ls>
-struct topo_union_all<L1, L2, Ls...> : topo_union_all<typename topo_union<L1, L2>::type, Ls...> {};
+template <class C1, class C2, class... Cs>
+struct chain_union_all<C1, C2, Cs...> {
+    using type = typename chain_union_all<typename chain_union<C1, C2>::type, Cs...>::type;
+};
+
+// A chain as an mp_list.
+template <class C, class... Acc>
+struct chain_flatten {
+    using type = mp_list<Acc...>;  // C is topo_nil
+};
+template <class P, class X, bool E, class... Acc>
+struct chain_flatten<topo_cons<P, X, E>, Acc...> {
+    using type = typename chain_flatten<P, X, Acc...>::type;
+};
+template <class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4, class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8, class... Acc>
+struct chain_flatten<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<P, X1, E1>, X2, E2>, X3, E3>, X4, E4>, X5, E5>, X6, E6>, X7, E7>, X8, E8>, Acc...> {
+    using type = typename chain_flatten<P, X1, X2, X3, X4, X5, X6, X7, X8, Acc...>::type;
+};
+
+// The nodes of the graphs of Outputs, each once, in topological order.
+template <class... Outputs>
+using topo_list = typename chain_flatten<typename chain_union_all<typename info<Outputs>::chain...>::type>::type;
 
 }  // namespace kiln::detail
 

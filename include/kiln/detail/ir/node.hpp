@@ -3,7 +3,7 @@
 // its identity in its type (an argument path, or a constant's value).
 //
 // info<N> is the memoised description of node N: dtype, rank, static extents, and its topological
-// list (every distinct node it depends on, children first, N last). It is instantiated once, when the
+// chain (every distinct node it depends on, children first, N last: detail/ir/meta.hpp). It is instantiated once, when the
 // node is created by an operation, so no pass ever recurses through the graph.
 #ifndef KILN_DETAIL_IR_NODE_HPP
 #define KILN_DETAIL_IR_NODE_HPP
@@ -97,7 +97,7 @@ struct info<param<Path, Scalar, Rows, Cols, Rank>> {
     using origin = typename path_origin<Path>::type;
     using operand_meta = meta<Scalar, Rank, Rows, Cols, false, origin>;
     using children = mp_list<>;
-    using topo = mp_list<param<Path, Scalar, Rows, Cols, Rank>>;
+    using chain = topo_cons<topo_nil, param<Path, Scalar, Rows, Cols, Rank>, true>;
 };
 
 // Instantiates the diagnostic Diag<Ts...> (whose static_assert fails) only when Fail is true.
@@ -139,7 +139,7 @@ struct info<constant<Value>> {
     using origin = diagnostic::intermediate;
     using operand_meta = meta<scalar, 0, 1, 1, true>;
     using children = mp_list<>;
-    using topo = mp_list<constant<Value>>;
+    using chain = topo_cons<topo_nil, constant<Value>, true>;
 };
 
 // An interior node: its primitive's rule, given its operands' metas, supplies dtype, rank, extents,
@@ -168,8 +168,7 @@ struct info<node<Primitive, Children...>>
     using origin = typename origin_of<Primitive, Children...>::type;
     using operand_meta = meta<typename rule::scalar, rule::rank, rule::rows, rule::cols, rule::weak, origin>;
     using children = mp_list<Children...>;
-    using topo = boost::mp11::mp_push_back<typename topo_union_all<typename info<Children>::topo...>::type,
-                                           node<Primitive, Children...>>;
+    using chain = topo_cons<typename chain_union_all<typename info<Children>::chain...>::type, node<Primitive, Children...>, true>;
 };
 
 template <class I>

@@ -395,12 +395,10 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     using own_set = std::conditional_t<std::is_void_v<Inline>, boost::mp11::mp_apply<inherit_set, own>,
                                        inline_all<boost::mp11::mp_apply<inherit_set, own>, Inline>>;
     template <class N>
-    using topo_of = typename info<N>::topo;
-    template <class N>
     using captured_of = typename captured_by<N, own_set>::type;
     template <class N>
     using output_captured = is_captured<N, own_set>;
-    using topo = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, traced_outputs>>::type;
+    using topo = typename boost::mp11::mp_apply<topo_list, traced_outputs>;
     using captured = boost::mp11::mp_unique<
         boost::mp11::mp_append<boost::mp11::mp_apply<boost::mp11::mp_append, boost::mp11::mp_transform<captured_of, topo>>,
                                boost::mp11::mp_copy_if<traced_outputs, output_captured>>>;
@@ -446,11 +444,11 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         template <class N>
         using nonzero = std::bool_constant<!is_zero<N>>;
         using adjoints = boost::mp11::mp_copy_if<boost::mp11::mp_transform<adjoint, wrt>, nonzero>;
-        using body_topo = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, Outs>>::type;
+        using body_topo = boost::mp11::mp_apply<topo_list, Outs>;
         template <class N>
         using in_body = boost::mp11::mp_contains<body_topo, N>;
         using vjp_nodes = boost::mp11::mp_remove_if<
-            typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type, in_body>;
+            boost::mp11::mp_apply<topo_list, adjoints>, in_body>;
         template <class N>
         using residual = std::bool_constant<in_body<N>::value && info<N>::kind == node_kind::computed &&
                                             stackable<typename info<N>::operand_meta> && loop_depends<N, own_set>::value &&
@@ -680,8 +678,6 @@ struct backward_loop {
     template <std::size_t K>
     using fout = boost::mp11::mp_at_c<typename Fwd::body_outputs, K>;
     template <class N>
-    using topo_of = typename info<N>::topo;
-    template <class N>
     using nonzero = std::bool_constant<!is_zero<N>>;
     template <class Seq>
     struct reverse;
@@ -701,7 +697,7 @@ struct backward_loop {
             mp_list<typename pass::template of<fparam<K, fcarry<K>>>::type..., typename pass::template of<fparam<fc + J, fslice<J>>>::type...,
                     typename pass::template of<fparam<fc + fx + C, fcaptured<C>>>::type...>,
             nonzero>;
-        using read = typename boost::mp11::mp_apply<topo_union_all, boost::mp11::mp_transform<topo_of, adjoints>>::type;
+        using read = boost::mp11::mp_apply<topo_list, adjoints>;
         // A new carry is forwarded when it is computed, read by the adjoints, and not another carry's too.
         template <class N>
         static constexpr std::size_t carry_index = boost::mp11::mp_find<mp_list<fparam<K, fcarry<K>>...>, N>::value;

@@ -331,7 +331,7 @@ template <class Outputs, class Seeds, class Wrt>
 struct reverse_pass;
 template <class... Outputs, class... Seeds, class... Wrt>
 struct reverse_pass<mp_list<Outputs...>, mp_list<Seeds...>, mp_list<Wrt...>> {
-    using graph = ad_graph<typename topo_union_all<typename info<Outputs>::topo...>::type, inherit_set<Wrt...>>;
+    using graph = ad_graph<topo_list<Outputs...>, inherit_set<Wrt...>>;
     template <class N, class Seed>
     using seed_if = std::conditional_t<std::is_same_v<N, typename Seed::first_type>, typename Seed::second_type, zero>;
     struct desc {
@@ -421,7 +421,7 @@ template <class Outputs, class Wrt, class Seeds>
 struct forward_pass;
 template <class... Outputs, class... Wrt, class... Seeds>
 struct forward_pass<mp_list<Outputs...>, mp_list<Wrt...>, mp_list<Seeds...>> {
-    using graph = ad_graph<typename topo_union_all<typename info<Outputs>::topo...>::type, inherit_set<Wrt...>>;
+    using graph = ad_graph<topo_list<Outputs...>, inherit_set<Wrt...>>;
     template <class N, class W, class S>
     using seed_if = std::conditional_t<std::is_same_v<N, W>, S, zero>;
     struct desc {

@@ -59,7 +59,7 @@ template <class Ys>
 struct checks_at_run_time;
 template <class... Ys>
 struct checks_at_run_time<mp_list<Ys...>>
-    : std::bool_constant<boost::mp11::mp_any_of<typename topo_union_all<typename info<Ys>::topo...>::type,
+    : std::bool_constant<boost::mp11::mp_any_of<topo_list<Ys...>,
                                                 is_dynamic_param>::value> {};
 
 // G, a derivative for the value W (already of W's shape and dtype by its formula), given W's static type
@@ -94,11 +94,11 @@ template <class Node, class Ys>
 struct forward_check_is_free;
 template <class Node, class... Ys>
 struct forward_check_is_free<Node, mp_list<Ys...>> {
-    using read = typename set_of<boost::mp11::mp_copy_if<typename info<Node>::topo, is_param_node>>::type;
+    using read = typename set_of<boost::mp11::mp_copy_if<topo_list<Node>, is_param_node>>::type;
     template <class P>
     using read_anyway = in_set<P, read>;
     static constexpr bool value = boost::mp11::mp_all_of<
-        boost::mp11::mp_copy_if<typename topo_union_all<typename info<Ys>::topo...>::type, is_dynamic_param>,
+        boost::mp11::mp_copy_if<topo_list<Ys...>, is_dynamic_param>,
         read_anyway>::value;
 };
 template <bool Like, class W, class G, class Ys, bool Forward = checks_at_run_time<Ys>::value>

@@ -231,7 +231,7 @@ struct batching_pass;
 template <class... Outputs, class... Slots>
 struct batching_pass<mp_list<Outputs...>, mp_list<Slots...>> {
     struct desc {
-        using nodes = typename topo_union_all<typename info<Outputs>::topo...>::type;
+        using nodes = topo_list<Outputs...>;
         using map = index_map<nodes>;
         using lookup = typename lookup_tree<nodes>::type;
         using slots = inherit_set<Slots...>;
