@@ -134,10 +134,26 @@ template <class A, class P, class X, bool E, class... Acc>
 struct chain_missing<A, topo_cons<P, X, E>, Acc...> {
     using type = typename chain_missing_list<A, P, boost::mp11::mp_append<keep_missing<X, A>, mp_list<Acc...>>>::type;
 };
-template <class A, class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4, class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8, class... Acc>
-    requires(!((E1 && in_set<X1, A>::value) || (E2 && in_set<X2, A>::value) || (E3 && in_set<X3, A>::value) || (E4 && in_set<X4, A>::value) || (E5 && in_set<X5, A>::value) || (E6 && in_set<X6, A>::value) || (E7 && in_set<X7, A>::value) || (E8 && in_set<X8, A>::value)))
-struct chain_missing<A, topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<P, X1, E1>, X2, E2>, X3, E3>, X4, E4>, X5, E5>, X6, E6>, X7, E7>, X8, E8>, Acc...> {
-    using type = typename chain_missing_list<A, P, boost::mp11::mp_append<keep_missing<X1, A>, keep_missing<X2, A>, keep_missing<X3, A>, keep_missing<X4, A>, keep_missing<X5, A>, keep_missing<X6, A>, keep_missing<X7, A>, keep_missing<X8, A>, mp_list<Acc...>>>::type;
+// Eight links at a time, where none of them ends the walk (chain_of_8 names eight links once).
+template <class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4,
+          class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8>
+using chain_of_8 = topo_cons<
+    topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<P, X1, E1>, X2, E2>, X3, E3>, X4, E4>, X5, E5>,
+                        X6, E6>,
+              X7, E7>,
+    X8, E8>;
+template <class A, class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4,
+          class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8,
+          class... Acc>
+    requires(!((E1 && in_set<X1, A>::value) || (E2 && in_set<X2, A>::value) || (E3 && in_set<X3, A>::value) ||
+               (E4 && in_set<X4, A>::value) || (E5 && in_set<X5, A>::value) || (E6 && in_set<X6, A>::value) ||
+               (E7 && in_set<X7, A>::value) || (E8 && in_set<X8, A>::value)))
+struct chain_missing<A, chain_of_8<P, X1, E1, X2, E2, X3, E3, X4, E4, X5, E5, X6, E6, X7, E7, X8, E8>, Acc...> {
+    using type = typename chain_missing_list<
+        A, P,
+        boost::mp11::mp_append<keep_missing<X1, A>, keep_missing<X2, A>, keep_missing<X3, A>, keep_missing<X4, A>,
+                               keep_missing<X5, A>, keep_missing<X6, A>, keep_missing<X7, A>, keep_missing<X8, A>,
+                               mp_list<Acc...>>>::type;
 };
 
 // A followed by the elements of L. Eight links per step, each step completing its links before the next
@@ -152,7 +168,7 @@ struct chain_append<A, mp_list<X, Xs...>> {
 };
 template <class A, class X1, class X2, class X3, class X4, class X5, class X6, class X7, class X8, class... Xs>
 struct chain_append<A, mp_list<X1, X2, X3, X4, X5, X6, X7, X8, Xs...>> {
-    using next = topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<A, X1, false>, X2, false>, X3, false>, X4, false>, X5, false>, X6, false>, X7, false>, X8, false>;
+    using next = chain_of_8<A, X1, false, X2, false, X3, false, X4, false, X5, false, X6, false, X7, false, X8, false>;
     using complete = std::integral_constant<std::size_t, sizeof(next)>;
     using type = typename chain_append<next, mp_list<Xs...>>::type;
 };
@@ -211,8 +227,10 @@ template <class P, class X, bool E, class... Acc>
 struct chain_flatten<topo_cons<P, X, E>, Acc...> {
     using type = typename chain_flatten<P, X, Acc...>::type;
 };
-template <class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4, class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8, class... Acc>
-struct chain_flatten<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<topo_cons<P, X1, E1>, X2, E2>, X3, E3>, X4, E4>, X5, E5>, X6, E6>, X7, E7>, X8, E8>, Acc...> {
+template <class P, class X1, bool E1, class X2, bool E2, class X3, bool E3, class X4, bool E4,
+          class X5, bool E5, class X6, bool E6, class X7, bool E7, class X8, bool E8,
+          class... Acc>
+struct chain_flatten<chain_of_8<P, X1, E1, X2, E2, X3, E3, X4, E4, X5, E5, X6, E6, X7, E7, X8, E8>, Acc...> {
     using type = typename chain_flatten<P, X1, X2, X3, X4, X5, X6, X7, X8, Acc...>::type;
 };
 
