@@ -180,9 +180,15 @@ TEST(Graph, OperandsThatShareNothingKeepTheirOrder) {
     using T = decltype(kiln::trace(f, 0.3, 0.4));
     static_assert(T::num_nodes() == 84);  // 2 parameters, one constant, 2 x 40 steps, the sum
     std::string const text = kiln::trace(f, 0.3, 0.4).as_text();
-    EXPECT_NE(text.find("  %2 = sin %0 : f64[]\n  %3 = constant 0.9 : f64[]\n  %4 = mul %2 %3 : f64[]\n"), std::string::npos)
+    EXPECT_NE(text.find("  %2 = sin %0 : f64[]\n"
+                        "  %3 = constant 0.9 : f64[]\n"
+                        "  %4 = mul %2 %3 : f64[]\n"),
+              std::string::npos)
         << text;
-    EXPECT_NE(text.find("  %42 = mul %41 %3 : f64[]\n  %43 = sin %1 : f64[]\n  %44 = mul %43 %3 : f64[]\n"), std::string::npos)
+    EXPECT_NE(text.find("  %42 = mul %41 %3 : f64[]\n"
+                        "  %43 = sin %1 : f64[]\n"
+                        "  %44 = mul %43 %3 : f64[]\n"),
+              std::string::npos)
         << text;
     EXPECT_NE(text.find("  %83 = add %42 %82 : f64[]\n  return %83\n"), std::string::npos) << text;
     double a = 0.3, b = 0.4;

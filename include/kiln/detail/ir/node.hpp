@@ -3,8 +3,8 @@
 // its identity in its type (an argument path, or a constant's value).
 //
 // info<N> is the memoised description of node N: dtype, rank, static extents, and its topological
-// chain (every distinct node it depends on, children first, N last: detail/ir/meta.hpp). It is instantiated once, when the
-// node is created by an operation, so no pass ever recurses through the graph.
+// chain (every distinct node it depends on, children first, N last: detail/ir/meta.hpp). It is
+// instantiated once, when the node is created by an operation, so no pass ever recurses through the graph.
 #ifndef KILN_DETAIL_IR_NODE_HPP
 #define KILN_DETAIL_IR_NODE_HPP
 
@@ -168,7 +168,8 @@ struct info<node<Primitive, Children...>>
     using origin = typename origin_of<Primitive, Children...>::type;
     using operand_meta = meta<typename rule::scalar, rule::rank, rule::rows, rule::cols, rule::weak, origin>;
     using children = mp_list<Children...>;
-    using chain = topo_cons<typename chain_union_all<typename info<Children>::chain...>::type, node<Primitive, Children...>, true>;
+    using chain =
+        topo_cons<typename chain_union_all<typename info<Children>::chain...>::type, node<Primitive, Children...>, true>;
 };
 
 template <class I>

@@ -398,7 +398,7 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
     using captured_of = typename captured_by<N, own_set>::type;
     template <class N>
     using output_captured = is_captured<N, own_set>;
-    using topo = typename boost::mp11::mp_apply<topo_list, traced_outputs>;
+    using topo = boost::mp11::mp_apply<topo_list, traced_outputs>;
     using captured = boost::mp11::mp_unique<
         boost::mp11::mp_append<boost::mp11::mp_apply<boost::mp11::mp_append, boost::mp11::mp_transform<captured_of, topo>>,
                                boost::mp11::mp_copy_if<traced_outputs, output_captured>>>;
@@ -447,8 +447,7 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         using body_topo = boost::mp11::mp_apply<topo_list, Outs>;
         template <class N>
         using in_body = boost::mp11::mp_contains<body_topo, N>;
-        using vjp_nodes = boost::mp11::mp_remove_if<
-            boost::mp11::mp_apply<topo_list, adjoints>, in_body>;
+        using vjp_nodes = boost::mp11::mp_remove_if<boost::mp11::mp_apply<topo_list, adjoints>, in_body>;
         template <class N>
         using residual = std::bool_constant<in_body<N>::value && info<N>::kind == node_kind::computed &&
                                             stackable<typename info<N>::operand_meta> && loop_depends<N, own_set>::value &&
