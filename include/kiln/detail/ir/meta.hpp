@@ -234,9 +234,12 @@ struct chain_flatten<chain_of_8<P, X1, E1, X2, E2, X3, E3, X4, E4, X5, E5, X6, E
     using type = typename chain_flatten<P, X1, X2, X3, X4, X5, X6, X7, X8, Acc...>::type;
 };
 
-// The nodes of the graphs of Outputs, each once, in topological order.
+// The nodes of the graphs of Outputs as one chain (also the set of them: in_set<N, topo_chain<...>>), and
+// as a list, each node once, in topological order.
 template <class... Outputs>
-using topo_list = typename chain_flatten<typename chain_union_all<typename info<Outputs>::chain...>::type>::type;
+using topo_chain = typename chain_union_all<typename info<Outputs>::chain...>::type;
+template <class... Outputs>
+using topo_list = typename chain_flatten<topo_chain<Outputs...>>::type;
 
 }  // namespace kiln::detail
 

@@ -444,9 +444,9 @@ struct traced_loop<Body, InitTree, XsTree, mp_list<Carry...>, mp_list<Xs...>, Le
         template <class N>
         using nonzero = std::bool_constant<!is_zero<N>>;
         using adjoints = boost::mp11::mp_copy_if<boost::mp11::mp_transform<adjoint, wrt>, nonzero>;
-        using body_topo = boost::mp11::mp_apply<topo_list, Outs>;
+        using body = boost::mp11::mp_apply<topo_chain, Outs>;
         template <class N>
-        using in_body = boost::mp11::mp_contains<body_topo, N>;
+        using in_body = in_set<N, body>;
         using vjp_nodes = boost::mp11::mp_remove_if<boost::mp11::mp_apply<topo_list, adjoints>, in_body>;
         template <class N>
         using residual = std::bool_constant<in_body<N>::value && info<N>::kind == node_kind::computed &&

@@ -94,9 +94,8 @@ template <class Node, class Ys>
 struct forward_check_is_free;
 template <class Node, class... Ys>
 struct forward_check_is_free<Node, mp_list<Ys...>> {
-    using read = typename set_of<boost::mp11::mp_copy_if<topo_list<Node>, is_param_node>>::type;
     template <class P>
-    using read_anyway = in_set<P, read>;
+    using read_anyway = in_set<P, typename info<Node>::chain>;
     static constexpr bool value = boost::mp11::mp_all_of<
         boost::mp11::mp_copy_if<topo_list<Ys...>, is_dynamic_param>,
         read_anyway>::value;
