@@ -21,7 +21,9 @@ struct div_p : detail::elementwise_binary<div_p> {
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto) {
         if constexpr (K == 0) return g / b;
-        else return -g * a / (b * b);
+        // -g a b^-2, as JAX writes it: where b is broadcast (a scalar scale, a row of them), b^-2 is
+        // computed once per element of b and each element of the result is a product, not a division.
+        else return -g * a * (c<1> / (b * b));
     }
 };
 }  // namespace ops
