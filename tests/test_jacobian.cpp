@@ -51,11 +51,14 @@ MatrixXd finite_differences(G const& g, X const& x, double h = 1e-6) {
     return J;
 }
 
-// The number of nodes of a trace's IR whose primitive is `name` (lines "  %i = name ...").
+// The number of nodes of a trace's IR whose primitive is `name` (lines "  %i = name ..." or, with
+// attributes, "  %i = name[...] ...").
 std::size_t count_nodes(std::string const& text, std::string const& name) {
     std::size_t count = 0;
-    for (std::size_t at = text.find(" = " + name + " "); at != std::string::npos; at = text.find(" = " + name + " ", at + 1))
-        ++count;
+    for (char const after : {' ', '['}) {
+        std::string const key = " = " + name + after;
+        for (std::size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) ++count;
+    }
     return count;
 }
 
@@ -149,6 +152,74 @@ TEST(Jacobian, AnEntryThatIsStructurallyZeroIsZero) {
         EXPECT_EQ(J(1, 0), 0.0);
         EXPECT_EQ(J(1, 1), 3.0);
     }
+}
+
+// Reverse mode through a vector read piece by piece (at<i>, segment): each piece's cotangent is a pad of
+// the whole vector, and pads that do not overlap are summed as one concatenate of the pieces with zeros
+// between them (ops/pad.hpp), not as zero-filled vectors added together. Values against the hand-derived
+// Jacobian; the fold only where the pieces are disjoint.
+TEST(Jacobian, DisjointPiecesOfAVectorJoinInReverseMode) {
+    // A 2-D pose-graph edge: r = [R(th_a)^T (t_b - t_a); th_b - th_a], poses packed in one 6-vector.
+    auto const edge = [](auto const& p) {
+        auto const ta = kiln::segment<0, 2>(p);
+        auto const tha = kiln::at<2>(p);
+        auto const tb = kiln::segment<3, 2>(p);
+        auto const c = kiln::cos(tha);
+        auto const s = kiln::sin(tha);
+        auto const e = tb - ta;
+        return kiln::vector(c * kiln::at<0>(e) + s * kiln::at<1>(e), c * kiln::at<1>(e) - s * kiln::at<0>(e),
+                            kiln::at<5>(p) - tha);
+    };
+    Eigen::Matrix<double, 6, 1> p;
+    p << 0.3, -1.2, 0.7, 2.1, 0.4, -0.5;
+    double const c = std::cos(p(2)), s = std::sin(p(2)), ex = p(3) - p(0), ey = p(4) - p(1);
+    Eigen::Matrix<double, 3, 6> expected;
+    expected << -c, -s, -s * ex + c * ey, c, s, 0,  //
+        s, -c, -s * ey - c * ex, -s, c, 0,          //
+        0, 0, -1, 0, 0, 1;
+    auto const rev = kiln::jit(kiln::jacrev(edge));
+    expect_close(Eigen::Matrix<double, 3, 6>(rev(p)), expected, 1e-15);
+    expect_close(Eigen::Matrix<double, 3, 6>(kiln::jit(kiln::jacfwd(edge))(p)), expected, 1e-15);
+    std::string const text = kiln::trace(kiln::jacrev(edge), p).as_text();
+    EXPECT_EQ(count_nodes(text, "pad"), 0u) << text;  // each row is one concatenate of 6 elements
+    for (std::size_t at = text.find(" = add "); at != std::string::npos; at = text.find(" = add ", at + 1))
+        EXPECT_EQ(text.substr(at, text.find('\n', at) - at).find("f64[6,1]"), std::string::npos) << text;
+    // A seed's typed constants (cast<double>(c<1.0>)) are literals where they are read, never temporaries.
+    std::string const plan = kiln::jit(kiln::jacrev(edge)).lower(p).as_text();
+    for (std::size_t at = plan.find(" = cast"); at != std::string::npos; at = plan.find(" = cast", at + 1))
+        EXPECT_EQ(plan.substr(at, plan.find('\n', at) - at).find("materialized"), std::string::npos) << plan;
+
+    // Pieces that overlap (elements 0..2 and element 1) are added as they are.
+    auto const overlap = [](auto const& x) { return kiln::sum(kiln::segment<0, 3>(x) * kiln::c<2.0>) * kiln::at<1>(x); };
+    Eigen::Vector4d const x(0.5, -1.5, 2.0, 3.0);
+    Eigen::Vector4d const g_expected(2 * x(1), 2 * (x(0) + x(1) + x(2)) + 2 * x(1), 2 * x(1), 0);
+    expect_close(Eigen::Vector4d(kiln::jit(kiln::grad(overlap))(x)), g_expected, 1e-15);
+    EXPECT_EQ(count_nodes(kiln::trace(kiln::grad(overlap), x).as_text(), "pad"), 2u);
+
+    // A vector of run-time length: the joined pieces are padded from the first one's offset.
+    auto const ends = [](auto const& v) { return kiln::at<0>(v) * kiln::at<3>(v) + kiln::exp(kiln::at<1>(v)); };
+    VectorXd const v = VectorXd::LinSpaced(7, -1.0, 1.0);
+    VectorXd const gv = kiln::jit(kiln::grad(ends))(v);
+    VectorXd gv_expected = VectorXd::Zero(7);
+    gv_expected(0) = v(3);
+    gv_expected(1) = std::exp(v(1));
+    gv_expected(3) = v(0);
+    expect_close(gv, gv_expected, 1e-15);
+    std::string const dyn = kiln::trace(kiln::grad(ends), v).as_text();
+    EXPECT_EQ(count_nodes(dyn, "pad"), 1u) << dyn;
+    EXPECT_EQ(count_nodes(dyn, "concatenate"), 1u) << dyn;
+    try {  // shorter than the pieces read: the forward's slice reports it before anything is evaluated
+        kiln::jit(kiln::grad(ends))(VectorXd::Ones(3));
+        ADD_FAILURE() << "no shape_error";
+    } catch (kiln::shape_error const&) {
+    }
+
+    // A row vector: the pieces join along the columns.
+    Eigen::RowVector4d const r(0.5, -1.5, 2.0, 3.0);
+    auto const row_f = [](auto const& x) { return kiln::at<0, 3>(x) * kiln::at<0, 1>(x); };
+    Eigen::RowVector4d const gr = kiln::jit(kiln::grad(row_f))(r);
+    expect_close(gr, Eigen::RowVector4d(0, r(3), 0, r(1)), 0);
+    EXPECT_EQ(count_nodes(kiln::trace(kiln::grad(row_f), r).as_text(), "pad"), 0u);
 }
 
 TEST(Jacobian, JacrevOfAnArgumentOfRunTimeLength) {

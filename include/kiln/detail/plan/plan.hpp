@@ -8,6 +8,7 @@
 #ifndef KILN_DETAIL_PLAN_PLAN_HPP
 #define KILN_DETAIL_PLAN_PLAN_HPP
 
+#include <kiln/detail/ir/fold.hpp>
 #include <kiln/detail/ir/graph.hpp>
 #include <kiln/detail/ir/meta.hpp>
 #include <kiln/detail/ir/node.hpp>
@@ -48,6 +49,13 @@ struct recomputed_when_shared : std::false_type {};
 template <class P, class... Children>
 struct recomputed_when_shared<node<P, Children...>> : std::bool_constant<primitive_traits<P>::recomputed_when_shared> {};
 inline constexpr int max_recomputing_users = 4;
+
+// A constant filled out to a shape (zeros<2, 1>(), the zeros between the blocks of a joined gradient,
+// ops/pad.hpp): Eigen's constant expression wherever it is read, so it is not stored for having several uses.
+template <class N>
+struct fill_of_constant : std::false_type {};
+template <int Rank, long Rows, long Cols, class T, bool Weak, auto V>
+struct fill_of_constant<node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>>> : std::true_type {};
 
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
 // differentiated argument). An alias is never materialized; its uses are its operand's.
@@ -255,6 +263,10 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             in_memory[x] = in_memory[x] || in_memory[i];
         }
         constexpr bool cheap[] = {recomputed_when_shared<Ns>::value...};
+        // A typed constant (cast<double>(c<1.0>): a Jacobian's seed element) is a literal wherever it is
+        // read, like the constant itself: never stored for its uses (it was one temporary per seed element).
+        constexpr bool typed_constant[] = {constant_like<Ns>::value...};
+        constexpr bool fill[] = {fill_of_constant<Ns>::value...};
         constexpr long rows[] = {info<Ns>::rows...}, cols[] = {info<Ns>::cols...};
         // A rank-0 node is stored only for the reasons any node is (several uses, an output, ...): one read
         // once is computed where its user's expression is built, a plain scalar the compiler keeps in a
@@ -266,9 +278,10 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
                 recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
             p.materialize[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
-                               (eager || always[i] || (p.uses[i] > 1 && !recompute) ||
-                                p.broadcast[i] || p.output_uses[i] > 0 || in_memory[i]);
-            stored[i] = kind[i] != node_kind::computed || p.materialize[i] ||
+                               (eager || always[i] || p.output_uses[i] > 0 ||
+                                (!typed_constant[i] &&
+                                 ((p.uses[i] > 1 && !recompute && !fill[i]) || p.broadcast[i] || in_memory[i])));
+            stored[i] = kind[i] != node_kind::computed || p.materialize[i] || typed_constant[i] ||
                         (alias[i] && stored[p.edges[p.first[i]]]);
             p.num_materialized += p.materialize[i];
         }
