@@ -18,6 +18,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -343,6 +344,49 @@ TEST(Grad, NestedTransformsAndClosures) {
     auto [g0, g1] = kiln::jit(with_twice)(x);
     expect_close(g0, MatrixXd(x.array().square()));
     expect_close(g1, MatrixXd(2 * x.array().square()));
+}
+
+// The key type of a trace (its graph), to compare the nodes two traces are made of.
+template <class K>
+K key_of(kiln::traced<K> const&);
+template <class T, std::size_t O>
+using output_node = kiln::detail::node_of<T, kiln::detail::plan_of<T>.outputs[O]>;
+
+// grad(f) and value_and_grad(f) trace f with the same marks, so one program instantiates f's trace and the
+// reverse pass once (the same node types; only the outputs differ), and nested or side-by-side uses of
+// both still give the right values.
+TEST(Grad, GradAndValueAndGradShareOneTraceOfF) {
+    auto const f = [](auto const& a, auto const& b) { return kiln::sum(kiln::sin(a) * b); };
+    MatrixXd const a = MatrixXd::Random(3, 2), b = MatrixXd::Random(3, 2);
+    using G = decltype(key_of(kiln::trace(kiln::grad(f, kiln::argnums<0, 1>), a, b)));
+    using V = decltype(key_of(kiln::trace(kiln::value_and_grad(f, kiln::argnums<0, 1>), a, b)));
+    static_assert(std::is_same_v<output_node<G, 0>, output_node<V, 1>> && std::is_same_v<output_node<G, 1>, output_node<V, 2>>);
+    // Jacobians: jacfwd, jacrev and their value_and_ forms of one function mark it alike too.
+    auto const r = [](auto const& x) { return kiln::vector(kiln::at<0>(x) * kiln::at<1>(x), kiln::exp(kiln::at<1>(x))); };
+    Eigen::Vector2d const x(0.4, -0.3);
+    using JF = decltype(key_of(kiln::trace(kiln::jacfwd(r), x)));
+    using VJF = decltype(key_of(kiln::trace(kiln::value_and_jacfwd(r), x)));
+    using JR = decltype(key_of(kiln::trace(kiln::jacrev(r), x)));
+    using VJR = decltype(key_of(kiln::trace(kiln::value_and_jacrev(r), x)));
+    static_assert(std::is_same_v<output_node<JF, 0>, output_node<VJF, 1>> && std::is_same_v<output_node<JR, 0>, output_node<VJR, 1>>);
+    static_assert(std::is_same_v<output_node<VJF, 0>, output_node<VJR, 0>>);  // the value: one trace of r
+
+    // Side by side in one program: the two share their nodes and each is right.
+    auto const both = [f](auto const& a, auto const& b) {
+        auto const [value, g] = kiln::value_and_grad(f)(a, b);
+        return std::pair(value, g + kiln::grad(f)(a, b));
+    };
+    auto const [value, twice] = kiln::jit(both)(a, b);
+    EXPECT_NEAR(value, (a.array().sin() * b.array()).sum(), 1e-14);
+    expect_close(twice, MatrixXd(2 * a.array().cos() * b.array()), 1e-14);
+    // Nested: the gradient of a function that returns value_and_grad's gradient of f (f's own marks and
+    // the outer marks are distinct, so the outer sees the inner's derivative as a function of a).
+    auto const outer = [f](auto const& a2, auto const& b2) { return kiln::sum(kiln::value_and_grad(f)(a2, b2).second); };
+    expect_close(kiln::jit(kiln::grad(outer))(a, b), MatrixXd(-(a.array().sin() * b.array())), 1e-14);
+    auto const outer_v = [f](auto const& a2, auto const& b2) { return kiln::sum(kiln::grad(f)(a2, b2)); };
+    auto const [ov, og] = kiln::jit(kiln::value_and_grad(outer_v))(a, b);
+    EXPECT_NEAR(ov, (a.array().cos() * b.array()).sum(), 1e-14);
+    expect_close(og, MatrixXd(-(a.array().sin() * b.array())), 1e-14);
 }
 
 TEST(Grad, AJittedFunctionInsideIsInlined) {

@@ -42,7 +42,11 @@ struct grad_fn;
 
 template <class Self, class F, class Argnums, bool HasAux, bool WithValue, class... Args>
 struct grad_trace {
-    using call = marked_call<Self, F, reverse_kind, Argnums, Args...>;
+    // The arguments are marked with the tag of grad(f) whether or not the value is returned too, so that
+    // grad(f) and value_and_grad(f) of one program trace f once (the same nodes, instantiated once; only
+    // the outputs differ). A tag need only tell apart transformations nested in one another, and neither
+    // can be nested in the other: that would be f calling a transformation of itself.
+    using call = marked_call<grad_fn<F, Argnums, HasAux, false>, F, reverse_kind, Argnums, Args...>;
     using result = std::remove_cvref_t<typename call::result>;
     using parts = split_aux<result, HasAux>;
     using value = typename parts::value;

@@ -173,7 +173,11 @@ struct jacobian_fn;
 // jax.jacfwd / jax.jacrev; WithValue: (value, jacobians), sharing one trace of f.
 template <class Self, class F, class Argnums, bool HasAux, bool WithValue, jacobian_mode Mode, class... Args>
 struct jacobian_trace {
-    using call = marked_call<Self, F, forward_kind, Argnums, Args...>;
+    // The arguments are marked with one tag for every Jacobian of f (jacfwd, jacrev, with the value or
+    // not), so that those of one program trace f once; as for grad (detail/transform/grad.hpp), a tag need
+    // only tell apart transformations nested in one another, and these cannot be.
+    using call =
+        marked_call<jacobian_fn<F, Argnums, HasAux, false, jacobian_mode::automatic>, F, forward_kind, Argnums, Args...>;
     using result = std::remove_cvref_t<typename call::result>;
     using parts = split_aux<result, HasAux>;
     using value = typename parts::value;
