@@ -94,6 +94,39 @@ TEST(OpsMath, FloatingUnaryMatchTheCLibrary) {
     EXPECT_EQ(glg[3], inf);  // and at -3
 }
 
+// exp below ln of the smallest normal number (-708.4 in f64, -87.3 in f32), where Eigen's vectorized exp
+// clamps its argument: 0, so e^-inf is 0 and log(exp(-inf)) is -inf, in any lane of a packet and in the
+// scalar tail; elsewhere std::exp's value within an ulp, and its overflow to inf.
+TEST(OpsMath, ExpBelowTheSmallestNormalIsZero) {
+    VectorXd x(21);
+    x << -inf, 0.5, -1000.0, -745.2, -745.0, -720.0, -709.9, -709.78, -709.0, -708.0, 1.0, -50.0, 709.7, 709.79, 800.0,
+        inf, -inf, 2.0, -708.4, nan, -1000.0;
+    Eigen::VectorXf xf(17);
+    xf << -1e30f, -104.0f, -103.0f, -100.0f, -88.8f, -88.3f, -87.5f, 0.0f, 88.0f, -87.0f, 1e30f, -50.0f, 3.0f,
+        -std::numeric_limits<float>::infinity(), 1.0f, -90.0f, 2.0f;
+    auto const f = kiln::jit([](auto const& v, auto const& w) {
+        return std::tuple{kiln::exp(v), kiln::log(kiln::exp(v)), kiln::exp(w)};
+    });
+    auto const [e, le, ef] = f(x, xf);
+    double const lowest = std::log(std::numeric_limits<double>::min());
+    for (int k = 0; k < x.size(); ++k) {
+        double const expected = x[k] < lowest ? 0.0 : std::exp(x[k]);
+        if (std::isnan(x[k]) || std::isinf(expected) || expected == 0) expect_same(e[k], expected, "exp", k);
+        else near(e[k], expected, 1e-15);
+    }
+    EXPECT_EQ(le[0], -inf);
+    EXPECT_EQ(le[16], -inf);
+    EXPECT_GT(e[9], 0.0);  // -708: e^-708 = 3.3e-308 is normal
+    float const lowest_f = std::log(std::numeric_limits<float>::min());
+    for (int k = 0; k < xf.size(); ++k) {
+        float const expected = xf[k] < lowest_f ? 0.0f : std::exp(xf[k]);
+        if (std::isinf(expected) || expected == 0) EXPECT_EQ(ef[k], expected) << "exp at " << k << " of " << xf[k];
+        else EXPECT_NEAR(ef[k], expected, 4e-7f * expected) << "exp at " << k;
+    }
+    // A scalar (rank 0) is computed alike.
+    EXPECT_EQ(kiln::jit([](auto const& s) { return kiln::exp(s); })(-720.0), 0.0);
+}
+
 // digamma and polygamma have no C library function: known values and the recurrence and reflection
 // identities, and the poles.
 TEST(OpsMath, DigammaAndPolygammaIdentities) {
