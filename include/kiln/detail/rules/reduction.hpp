@@ -10,6 +10,7 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/ir/node.hpp>
 #include <kiln/detail/rules/batching.hpp>
+#include <kiln/detail/rules/elementwise.hpp>  // exp_or_zero_op
 #include <kiln/dtype.hpp>
 #include <kiln/ops/cast.hpp>  // the reductions' derivative rules cast (this family builds on that primitive)
 
@@ -310,22 +311,6 @@ auto broadcasting(A&& a) {
     else return a.colwise();
 }
 
-// exp(x), but exactly 0 where x is so negative that exp(x) is at most a subnormal (below -708 in f64,
-// -87 in f32), -inf included. Eigen 3.4's vectorized exp clamps its argument and returns about 5.6e-309
-// (f64) for exp(-inf); softmax of a masked (-inf) entry must be 0, and logsumexp of only -inf entries
-// must be -inf, as in JAX. Vectorized like Eigen's exp, with a compare and a mask per packet; NaN stays
-// NaN.
-template <class T>
-struct exp_or_zero_op {
-    static constexpr T lowest = std::is_same_v<T, float> ? T(-87) : T(-708);
-    T operator()(T x) const { return x < lowest ? T(0) : std::exp(x); }
-    template <class Packet>
-    Packet packetOp(Packet const& x) const {
-        namespace ei = Eigen::internal;
-        return ei::pandnot(ei::pexp(x), ei::pcmp_lt(x, ei::pset1<Packet>(lowest)));
-    }
-};
-
 // Along-axis passes of the softmax family sweep the operand one contiguous column at a time, so each step
 // is one vectorized Eigen loop. (Eigen's rowwise() view of a column-major array goes a row at a time,
 // with scalar exp: over the rows of 1000x100 that was 4-5x slower than the column sweep.) V reads memory
@@ -430,10 +415,5 @@ struct normalization : primitive_base {
 
 }  // namespace detail
 }  // namespace kiln
-
-template <class T>
-struct Eigen::internal::functor_traits<kiln::detail::exp_or_zero_op<T>> {
-    enum { Cost = functor_traits<scalar_exp_op<T>>::Cost + 2, PacketAccess = packet_traits<T>::HasExp };
-};
 
 #endif
