@@ -172,6 +172,26 @@ TEST_F(Rules, PowBaseDerivativeWhereTheValueOverflowsOrUnderflows) {
     EXPECT_NEAR(df(1e30f, 1.5f), 1.5f * std::pow(1e30f, 0.5f), 1e-5f * 1.5e15f);
 }
 
+TEST_F(Rules, DivisorDerivativeWhereTheSquareIsSubnormalOrOverflows) {
+    // d/db a / b = -a / b^2, computed as -a (1/b) (1/b): finite where b^2 is subnormal (1/b^2 itself would
+    // overflow, and 0 inf is NaN) or overflows, in f64 and f32, with a scalar divisor broadcast too.
+    auto const db = kiln::jit(kiln::grad([](auto const& a, auto const& b) { return a / b; }, kiln::argnums<1>));
+    for (auto const& [a, b] : {std::pair(0.0, 1e-160), std::pair(1e-170, 1e-160), std::pair(1e200, 1e200),
+                              std::pair(1e-160, 1e-155), std::pair(2.5, 0.75)}) {
+        double const want = -(a / b) / b;
+        EXPECT_NEAR(db(a, b), want, 1e-14 * std::abs(want)) << "a = " << a << ", b = " << b;
+    }
+    EXPECT_EQ(db(0.0, 1e-160), 0.0);
+    auto const df = kiln::jit(kiln::grad([](auto const& a, auto const& b) { return a / b; }, kiln::argnums<1>));
+    EXPECT_EQ(df(0.0f, 1e-20f), 0.0f);
+    EXPECT_NEAR(df(1e-30f, 1e-20f), -1e10f, 1e4f);
+    auto const dv = kiln::jit(kiln::grad([](auto const& a, auto const& b) { return kiln::sum(a / b); }, kiln::argnums<1>));
+    VectorXd a(5);
+    a << 0.0, 1e-170, -2e-170, 5e-171, 3e-170;  // each -a / b^2 finite (1e150), b^2 subnormal
+    double const want = -(a.sum() / 1e-160) / 1e-160;
+    EXPECT_NEAR(dv(a, 1e-160), want, 1e-14 * std::abs(want));
+}
+
 TEST_F(Rules, PowSecondDerivativesAgainstCentralDifferences) {
     // The derivatives of d/dx x^p (both of its branches are differentiated: d/dx again and d/dp), against
     // central differences of kiln's d/dx; and finite at x = 0, where the branch not taken divides by 1.

@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <cstddef>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 
 namespace {
 
@@ -183,6 +186,30 @@ TEST(Stages, FusedExpressionsThroughSharedNodesExtentsAndAliases) {
 
 // Buffer reuse sees through aliases too: the cotangent of sigmoid, ct * (s * (1 - s)), reads ct through
 // shaped_like (an alias, no code) and s = sigmoid(x) for the last time, so it is written over s.
+// A typed constant read by many operands of one node is a literal in each (never stored), and the plan's
+// text and cost still see every fused node of the expression (the walk's scratch holds every edge).
+TEST(Stages, ALiteralReadManyTimesKeepsThePlanWhole) {
+    Eigen::Vector2d const x(0.5, 2.0);
+    auto const f = [](auto const& v) {
+        auto const t = kiln::cast<double>(kiln::c<2>);
+        auto const last = kiln::sin(kiln::exp(kiln::at<0>(v)) * kiln::at<1>(v));
+        return [&]<std::size_t... I>(std::index_sequence<I...>) {
+            return kiln::vector((static_cast<void>(I), t)..., last);
+        }(std::make_index_sequence<60>{});
+    };
+    auto const lo = kiln::jit(f).lower(x);
+    std::string const text = lo.as_text();
+    EXPECT_EQ(text.find("fused into\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("materialized: t0"), text.rfind("materialized: t")) << text;  // the vector alone
+    for (std::size_t at = text.find(" = slice"); at != std::string::npos; at = text.find(" = slice", at + 1))
+        EXPECT_NE(text.substr(at, text.find('\n', at) - at).find("fused into %"), std::string::npos) << text;
+    using V61 = Eigen::Matrix<double, 61, 1>;
+    V61 expected = V61::Constant(2.0);
+    expected(60) = std::sin(std::exp(x(0)) * x(1));
+    V61 const got = kiln::jit(f)(x);
+    EXPECT_EQ(got, expected);
+}
+
 TEST(Stages, BufferReuseThroughAnAlias) {
     auto const back = [](auto const& ct, auto const& x) {
         return kiln::vjp([](auto const& v) { return kiln::sigmoid(v); }, x).second(ct);

@@ -21,9 +21,11 @@ struct div_p : detail::elementwise_binary<div_p> {
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto) {
         if constexpr (K == 0) return g / b;
-        // -g a b^-2, as JAX writes it: where b is broadcast (a scalar scale, a row of them), b^-2 is
-        // computed once per element of b and each element of the result is a product, not a division.
-        else return -g * a * (c<1> / (b * b));
+        // -g a b^-2 as -g a (1/b) (1/b): where b is broadcast (a scalar scale, a row of them), 1/b is
+        // computed once per element of b and each element of the result is a product, not a division;
+        // not JAX's b^-2 itself, which overflows where b^2 is subnormal (|b| < 1.5e-154) and gave inf or
+        // NaN (0 inf) where this, and a / b^2, are finite.
+        else return -g * a * (c<1> / b) * (c<1> / b);
     }
 };
 }  // namespace ops

@@ -87,8 +87,9 @@ constexpr std::size_t value_root(plan_arrays const& p, std::size_t i) {
 // through to its operand, since it has no code of its own. A computed v that is not materialized is then
 // walked in turn (breadth first, in edge order). A node recomputed in several expressions (see
 // recomputed_when_shared) may be walked more than once in one, once per use. visit returns false to stop.
-// queue: scratch of at least n * max_recomputing_users + 1 entries (every node of the expression is one
-// use of a fused node, and only recomputed nodes, whose operands are stored, have more than one use).
+// queue: scratch of at least (number of edges + 1) entries: a node is queued once per edge that reads it,
+// and a node queued more than once (recomputed, whose operands are stored; a typed constant or a constant
+// fill, whose operand is a constant) queues nothing itself, so each edge is queued at most once.
 template <class Visit>
 constexpr void walk_expression(plan_arrays const& p, std::size_t j, std::size_t* queue, std::size_t capacity,
                                Visit&& visit) {
@@ -155,7 +156,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                                                      dtype_kind<typename info<Ns>::scalar>())...};
         // Linear in nodes and edges overall: the scratch arrays are shared, entries are reset when first
         // seen for a given j (seen[v] == j + 1), and only the operands j's expression reads are tried.
-        std::array<std::size_t, n * max_recomputing_users + 1> queue{};
+        std::array<std::size_t, e + 1> queue{};
         std::array<std::size_t, n> reads{}, seen{}, read_list{};
         std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
@@ -200,7 +201,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
     // out-of-line assignment loop the reads are distinct references and each costs a load per element.
     static constexpr void find_rereads(data& p, plan_arrays const& arrays) {
-        std::array<std::size_t, n * max_recomputing_users + 1> queue{};
+        std::array<std::size_t, e + 1> queue{};
         std::array<std::size_t, n> seen{};
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialize[j]) continue;
