@@ -40,7 +40,7 @@ namespace detail {
 template <class F, class Argnums, bool HasAux, bool WithValue>
 struct grad_fn;
 
-template <class Self, class F, class Argnums, bool HasAux, bool WithValue, class... Args>
+template <class F, class Argnums, bool HasAux, bool WithValue, class... Args>
 struct grad_trace {
     // The arguments are marked with the tag of grad(f) whether or not the value is returned too, so that
     // grad(f) and value_and_grad(f) of one program trace f once (the same nodes, instantiated once; only
@@ -92,7 +92,7 @@ struct grad_trace {
 template <class F, class Argnums, bool HasAux, bool WithValue>
 struct grad_fn : transform_fn<grad_fn<F, Argnums, HasAux, WithValue>, F> {
     template <class... Args>
-    using trace_of = grad_trace<grad_fn, F, Argnums, HasAux, WithValue, Args...>;
+    using trace_of = grad_trace<F, Argnums, HasAux, WithValue, Args...>;
 };
 
 }  // namespace detail
