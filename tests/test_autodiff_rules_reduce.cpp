@@ -8,7 +8,12 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstddef>
+#include <limits>
+#include <string>
 #include <tuple>
+#include <utility>
 
 namespace {
 
@@ -73,12 +78,86 @@ TEST_F(Rules, Prod) {
 // logsumexp, softmax, log_softmax
 // ---------------------------------------------------------------------------------------------------
 
+// Differentiated, logsumexp is computed from its parts (a stored exp, then its sum): its value may differ
+// from the single kernel's in the last bits, the order of the sums.
 TEST_F(Rules, Logsumexp) {
+    kiln_test::allow_value_rounding const rounding(4e-16);
     check_rules([](auto const& x) { return kiln::logsumexp(x); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::logsumexp(x, axis<0>); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::logsumexp(x, axis<1>); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::logsumexp(x, axis<1>); }, fix(-3, 3));
     check_rules([](auto const& x) { return kiln::logsumexp(x, axis<0>, keepdims<false>); }, dyn(-3, 3));
+    // The single kernel's own rules: a loop body is traced before it is differentiated, so its logsumexp
+    // is one node (one step of x - logsumexp(x), log_softmax written out).
+    auto const in_loop = [](auto... a) {
+        return [=](auto const& x) {
+            return kiln::fori_loop(kiln::c<0>, kiln::c<1>, [=](auto, auto const& c) { return c - kiln::logsumexp(c, a...); }, x);
+        };
+    };
+    check_rules(in_loop(), fix(-3, 3));
+    check_rules(in_loop(axis<0>), fix(-3, 3));
+    check_rules(in_loop(axis<1>), fix(-3, 3));
+}
+
+// Differentiated, logsumexp's exponentials are computed once, stored, and read by its value and its
+// gradient (the softmax e / s), as JAX's definition does; the values are the single kernel's (up to the
+// order of the sums) and the gradient the hand-written softmax, also at JAX's special values: -inf entries
+// get 0, a row of only -inf gives -inf and a NaN gradient.
+TEST_F(Rules, LogsumexpSharesItsExponentialsWithItsGradient) {
+    auto const count = [](std::string const& text, std::string const& what) {
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    // Each row's softmax with std::exp (Eigen's packet exp gives 5.6e-309 for -inf).
+    auto const softmax_rows = [](MatrixXd const& x) {
+        MatrixXd e(x.rows(), x.cols());
+        for (Eigen::Index i = 0; i < x.rows(); ++i) {
+            double const m = x.row(i).maxCoeff();
+            for (Eigen::Index j = 0; j < x.cols(); ++j) e(i, j) = std::exp(x(i, j) - (std::isfinite(m) ? m : 0.0));
+            e.row(i) /= e.row(i).sum();
+        }
+        return e;
+    };
+
+    MatrixXd const x = MatrixXd::Random(40, 25) * 3;
+    auto const all = [](auto const& v) { return kiln::logsumexp(v); };
+    std::string const text = kiln::lower(kiln::value_and_grad(all), x).as_text();
+    EXPECT_EQ(count(text, " = exp "), 1u) << text;
+    EXPECT_EQ(count(text, " = logsumexp["), 0u) << text;
+    EXPECT_EQ(count(text, " = logsumexp_shift["), 1u) << text;
+    auto const [value, gradient] = kiln::jit(kiln::value_and_grad(all))(x);
+    double const single = kiln::jit(all)(x);
+    EXPECT_NEAR(value, single, 1e-15 * std::abs(single));
+    MatrixXd const flat = Eigen::Map<MatrixXd const>(x.data(), 1, x.size());
+    MatrixXd const want = softmax_rows(flat);
+    EXPECT_LT((gradient - Eigen::Map<MatrixXd const>(want.data(), 40, 25)).cwiseAbs().maxCoeff(), 1e-17);
+
+    // Along rows, with keepdims<false> and weights, at -inf entries and a row of -inf only.
+    double const inf = std::numeric_limits<double>::infinity();
+    MatrixXd y = MatrixXd::Random(4, 6) * 3;
+    y(1, 2) = -inf;
+    y.row(3).setConstant(-inf);
+    Eigen::VectorXd const w = Eigen::VectorXd::Random(4);
+    auto const rows = [](auto const& v, auto const& wt) { return kiln::sum(wt * kiln::logsumexp(v, axis<1>, keepdims<false>)); };
+    std::string const rows_text = kiln::lower(kiln::grad(rows), y, w).as_text();
+    EXPECT_EQ(count(rows_text, " = exp "), 1u) << rows_text;
+    auto const [rows_value, rows_gradient] = kiln::jit(kiln::value_and_grad(rows))(y, w);
+    EXPECT_EQ(rows_value, -inf);
+    MatrixXd const rows_want = w.asDiagonal() * softmax_rows(y);
+    for (Eigen::Index i = 0; i < 3; ++i)
+        for (Eigen::Index j = 0; j < 6; ++j) EXPECT_NEAR(rows_gradient(i, j), rows_want(i, j), 1e-15) << i << ", " << j;
+    EXPECT_EQ(rows_gradient(1, 2), 0.0);
+    EXPECT_TRUE(rows_gradient.row(3).array().isNaN().all()) << rows_gradient;
+
+    // The value from parts (returned as aux of a differentiated function) against the single kernel's.
+    auto const lse = [](auto const& v) { return kiln::logsumexp(v, axis<1>, keepdims<false>); };
+    Eigen::VectorXd const single_rows = kiln::jit(lse)(y);
+    auto const with_aux = [lse](auto const& v) { return std::pair(kiln::sum(lse(v)), lse(v)); };
+    Eigen::VectorXd const parts_rows = kiln::jit(kiln::value_and_grad(with_aux, kiln::has_aux))(y).first.second;
+    EXPECT_EQ(single_rows(3), -inf);
+    EXPECT_EQ(parts_rows(3), -inf);
+    for (Eigen::Index i = 0; i < 3; ++i) EXPECT_NEAR(parts_rows(i), single_rows(i), 1e-15 * std::abs(single_rows(i)));
 }
 
 TEST_F(Rules, SoftmaxAndLogSoftmax) {

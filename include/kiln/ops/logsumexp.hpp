@@ -3,18 +3,34 @@
 // (taken as 0 when it is infinite, as JAX does), m + log(sum(exp(x - m))), so 1000 and -1000 neither
 // overflow nor vanish, and -inf entries simply add nothing. Integers are computed as f64. Of no elements
 // (an empty x, or along an axis of extent 0) it is -inf, log(0).
+//
+// Two forms of one computation. A value no transformation differentiates is one logsumexp node, one
+// kernel (the shifts, then exp and sum in one sweep). A value that depends on a differentiated argument
+// (a wrt node) is built from parts, as JAX defines it: the shift m (the largest element, 0 where that is
+// not finite; no derivative flows through it, as JAX's stop_gradient), e = exp(x - m), s = sum(e), then
+// m + log(s). The derivative then reads the stored e (the softmax is e / s) instead of computing every
+// exponential a second time.
 #ifndef KILN_OPS_LOGSUMEXP_HPP
 #define KILN_OPS_LOGSUMEXP_HPP
 
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/reduction.hpp>
+#include <kiln/ops/add.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/exp.hpp>
+#include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
+#include <kiln/ops/neg.hpp>  // sub's rule for the shift, whose own rule then drops it
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/transpose.hpp>
+#include <kiln/ops/wrt.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <limits>
+#include <string_view>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -92,13 +108,89 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
         return sum_p<Axis, KeepDims>::same(t * exp(x - logsumexp_p::as_broadcast(y)));
     }
 };
+
+// The shift of logsumexp's parts: the largest element (along Axis, keeping it), or 0 where that is not
+// finite. A constant as far as derivatives go (JAX's stop_gradient on it: the result does not depend on
+// it), so its rules are zero. Eigen's fast maximum, which leaves NaN unspecified: a NaN in x makes the
+// result NaN whatever the shift. IR: `logsumexp_shift`.
+template <int Axis, bool KeepDims = true>
+struct logsumexp_shift_p : detail::reduction<logsumexp_shift_p<Axis, KeepDims>, Axis, KeepDims> {
+    static constexpr std::string_view name = "logsumexp_shift";
+    static constexpr bool floating = true;
+
+    template <class T>
+    static constexpr T identity() {  // of an empty input: max is -inf, not finite
+        return T(0);
+    }
+    struct shift_op {
+        template <class T>
+        T operator()(T m) const {
+            return logsumexp_p<Axis, KeepDims>::shift(m);
+        }
+    };
+    template <class V>
+    static auto all(V const& v) {
+        return shift_op{}(v.maxCoeff());
+    }
+    template <class V>
+    static auto along(V const& v) {
+        return v.maxCoeff().unaryExpr(shift_op{});
+    }
+
+    template <std::size_t K>
+    static constexpr auto vjp(auto, auto, auto) {
+        return detail::zero{};
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto, auto, auto) {
+        return detail::zero{};
+    }
+};
 }  // namespace ops
+
+namespace detail {
+// Whether node N depends on a differentiated argument: a wrt node in its graph (memoised per node, and
+// instantiated only for the operand of a logsumexp).
+template <class N>
+struct differentiated : std::false_type {};
+template <class Tag, class... C>
+struct differentiated<node<ops::wrt_p<Tag>, C...>> : std::true_type {};
+template <class P, class... C>
+struct differentiated<node<P, C...>> : std::disjunction<differentiated<C>...> {};
+
+// logsumexp from parts (see the top of this file), for a differentiated x of a floating dtype. The shift
+// and the sums keep the reduced axis, so that they broadcast against x; a column is transposed last.
+template <int Axis, bool KeepDims, class X>
+constexpr auto logsumexp_parts(X const& x) {
+    auto const shift = make_node<ops::logsumexp_shift_p<Axis>, X>();
+    auto const e = exp(x - shift);
+    auto const y = [&] {
+        if constexpr (Axis == all_axes) return shift + log(kiln::sum(e));
+        else return shift + log(kiln::sum(e, axis<Axis>));
+    }();
+    if constexpr (Axis == 0 && !KeepDims) return transpose(y);
+    else return y;
+}
+}  // namespace detail
 
 // logsumexp(x), logsumexp(x, axis<A>) or logsumexp(x, axis<A>, keepdims<K>)
 template <traced_value X, class... Opt>
     requires detail::reduction_arguments<Opt...>
-constexpr auto logsumexp(X const&, Opt...) {
-    return detail::make_node<detail::reduction_along<ops::logsumexp_p, Opt...>, X>();
+constexpr auto logsumexp(X const& x, Opt...) {
+    using P = detail::reduction_along<ops::logsumexp_p, Opt...>;
+    using N = detail::make_node<P, X>;
+    using E = typename X::kiln_expr;
+    // The parts only where the node would be built as it is (not a diagnostic's stand-in, not simplified).
+    if constexpr (std::is_same_v<typename N::kiln_expr, detail::node<P, E>> && detail::differentiated<E>::value) {
+        constexpr int axis = detail::reduction_options<Opt...>::axis;
+        constexpr bool keepdims = detail::reduction_options<Opt...>::keepdims;
+        if constexpr (std::is_floating_point_v<typename detail::info<E>::scalar>)
+            return detail::logsumexp_parts<axis, keepdims>(x);
+        else
+            return detail::logsumexp_parts<axis, keepdims>(kiln::cast<double>(x));
+    } else {
+        return N{};
+    }
 }
 }  // namespace kiln
 
