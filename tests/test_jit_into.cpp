@@ -279,4 +279,55 @@ TEST(JitInto, NoAllocationOnceSized) {
     EXPECT_TRUE(gw.isApprox(a.transpose() * (1.0 - t.array().square()).matrix(), 1e-13));
 }
 
+// An output that other nodes read (here the gradient with respect to x, which the gradient with respect to
+// mu sums) is computed in its destination's memory, lent to the workspace for the call: the values are the
+// by-value call's, the destination keeps its memory, nothing is allocated, and the workspace holds none of
+// the caller's memory afterwards (a destination freed between calls; ASan would see a use after free).
+// One node returned twice fills both destinations.
+TEST(JitInto, AnOutputOtherNodesReadIsWrittenInItsDestination) {
+    auto const logpdf = [](auto const& v, auto const& m, auto const& s) {
+        auto const z = (v - m) / s;
+        return kiln::sum(kiln::c<-0.5> * z * z - kiln::log(s));
+    };
+    auto const g = kiln::jit(kiln::grad(logpdf, kiln::argnums<0, 1, 2>));
+    VectorXd const x = VectorXd::Random(500);
+    double const mu = 0.3, sigma = 1.7;
+    auto const want = g(x, mu, sigma);
+    VectorXd const gx_by_hand = ((mu - x.array()) / (sigma * sigma)).matrix();
+    EXPECT_TRUE(std::get<0>(want).isApprox(gx_by_hand, 1e-14));
+    EXPECT_NEAR(std::get<1>(want), -gx_by_hand.sum(), 1e-12);
+    {
+        std::tuple<VectorXd, double, double> out;
+        g.into(out)(x, mu, sigma);
+        double const* const data = std::get<0>(out).data();
+        EXPECT_EQ(out, want);
+        auto const counted = kiln_test::allocations_in([&] { g.into(out)(x, mu, sigma); });
+        EXPECT_EQ(counted.news, 0u);
+        EXPECT_EQ(counted.eigen, 0u);
+        EXPECT_EQ(std::get<0>(out).data(), data);
+        EXPECT_EQ(out, want);
+    }  // out's memory freed: the next calls must not touch it
+    EXPECT_EQ(g(x, mu, sigma), want);
+    std::tuple<VectorXd, double, double> again;
+    g.into(again)(x, mu, sigma);
+    EXPECT_EQ(again, want);
+    // Into another type than the workspace's (an Array): copied, the same values.
+    std::tuple<Eigen::ArrayXd, double, double> as_array;
+    g.into(as_array)(x, mu, sigma);
+    EXPECT_EQ(std::get<0>(as_array).matrix(), std::get<0>(want));
+
+    // One node, two outputs (and a third reading it): every destination gets the value.
+    auto const twice = kiln::jit([](auto const& v) {
+        auto const e = kiln::exp(v);
+        return std::tuple(e, kiln::sum(e), e);
+    });
+    VectorXd a, b;
+    double s = 0;
+    twice.into(std::tie(a, s, b))(x);
+    VectorXd const e = x.array().exp().matrix();
+    EXPECT_TRUE(a.isApprox(e, 1e-15));
+    EXPECT_EQ(b, a);
+    EXPECT_NEAR(s, e.sum(), 1e-12);
+}
+
 }  // namespace

@@ -7,7 +7,9 @@
 //    argument the graph reads (aliased).
 // 2. write: not aliased, each output node that nothing else reads is computed straight into its
 //    destination (its fused expression assigned there; a primitive that writes its result itself does so
-//    when the destination is its temporary's type), and every other output is copied from its temporary,
+//    when the destination is its temporary's type); an output node that others read, whose temporary is a
+//    heap matrix of the destination's type, is computed in the destination's memory, lent to the
+//    temporary for the call (swapped in and back); every other output is copied from its temporary,
 //    which stays in the workspace. A destination's memory is written, never replaced (its data() stays).
 //    Aliased, the graph is evaluated as a by-value call and the outputs are assigned afterwards.
 #ifndef KILN_DETAIL_EVAL_INTO_HPP
@@ -373,6 +375,41 @@ constexpr std::array<std::size_t, sizeof...(O)> output_roots(std::index_sequence
     return {detail::alias_root<K, plan_of<K>.outputs[O]>()...};
 }
 
+// The root of output O if O's destination Dst is lent to the root's temporary for the call (swapped in
+// before anything is evaluated, back afterwards), so the root is computed in the destination's memory and
+// the nodes that read it read it there: a root that is not written straight into its destination (other
+// nodes read it, or it is several outputs) and is first among the outputs with that root, whose
+// temporary is a heap matrix of the destination's own type. A temporary is shared only by nodes of the same
+// extents (detail/plan/plan.hpp), so the swapped-in memory is never reallocated. Otherwise size_of<K>.
+template <class K, std::size_t O, class Dst, class Ctx>
+constexpr std::size_t lent_root() {
+    constexpr auto& plan = plan_of<K>;
+    constexpr std::size_t r = detail::alias_root<K, plan.outputs[O]>();
+    constexpr bool first = [] {
+        constexpr auto roots = detail::output_roots<K>(std::make_index_sequence<plan_of<K>.outputs.size()>{});
+        for (std::size_t k = 0; k != O; ++k)
+            if (roots[k] == r) return false;
+        return true;
+    }();
+    if constexpr (meta_at<K, r>::rank != 2 || !plan.materialize[r] || !first ||
+                  detail::direct_root<K, O, Dst, Ctx>() != size_of<K>) {
+        return size_of<K>;
+    } else if constexpr (primitive_traits<typename info<node_of<K, r>>::primitive>::multiple_results) {
+        return size_of<K>;
+    } else {
+        using slot_type = storage_t<meta_at<K, plan.owner[r]>>;
+        constexpr bool heap = slot_type::RowsAtCompileTime == Eigen::Dynamic || slot_type::ColsAtCompileTime == Eigen::Dynamic;
+        return heap && std::is_same_v<std::remove_cvref_t<Dst>, slot_type> ? r : size_of<K>;
+    }
+}
+
+// Calls f when it goes out of scope.
+template <class F>
+struct at_scope_exit {
+    F const& f;
+    ~at_scope_exit() { f(); }
+};
+
 // A value assigned to a destination of its dtype and extents (an Array takes a Matrix's value).
 template <class Dst, class V>
 void assign_value(Dst& dst, V const& v) {
@@ -438,11 +475,22 @@ struct destinations {
         else node_eval<K, I>::assign_expression(ctx, dst);  // sized by prepare
     }
 
-    // Output O copied into its destination, unless it was written there already (Direct).
+    // Output O copied into its destination, unless it was written there already (Direct: straight, or in
+    // the memory lent to its root's temporary).
     template <class K, std::size_t O, bool Direct, class Ctx>
     int copy_output(Ctx& ctx) {
-        if constexpr (!Direct || detail::direct_root<K, O, destination_t<K, Outs, O>, Ctx>() == size_of<K>)
+        using Dst = destination_t<K, Outs, O>;
+        if constexpr (!Direct || (detail::direct_root<K, O, Dst, Ctx>() == size_of<K> &&
+                                  detail::lent_root<K, O, Dst, Ctx>() == size_of<K>))
             detail::assign_value(leaf<K, O>(), detail::output_view<K, O>(ctx));
+        return 0;
+    }
+    // Output O's destination and its root's temporary swapped, if it is lent (see lent_root): called
+    // before the evaluation and again after it (by a guard, so also when an evaluation throws).
+    template <class K, std::size_t O, class Ctx>
+    int swap_lent(Ctx& ctx) {
+        constexpr std::size_t r = detail::lent_root<K, O, destination_t<K, Outs, O>, Ctx>();
+        if constexpr (r != size_of<K>) leaf<K, O>().swap(detail::slot_get<plan_of<K>.owner[r]>(ctx.store));
         return 0;
     }
 
@@ -461,6 +509,9 @@ struct destinations {
                 detail::materialize_every<K>(ctx);
                 [[maybe_unused]] int expand[] = {destinations::copy_output<K, O, false>(ctx)...};
             } else {
+                auto const swap_lent = [&] { [[maybe_unused]] int expand[] = {destinations::swap_lent<K, O>(ctx)...}; };
+                swap_lent();
+                at_scope_exit<decltype(swap_lent)> const lent_back{swap_lent};  // also when the evaluation throws
                 [&]<std::size_t... I>(std::index_sequence<I...>) {
                     [[maybe_unused]] int expand[] = {0, destinations::materialize_or_write<K, I>(ctx)...};
                 }(std::make_index_sequence<size_of<K>>{});
