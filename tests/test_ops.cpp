@@ -258,4 +258,70 @@ TEST(OpsText, IrNamesAndCosts) {
     EXPECT_DOUBLE_EQ(tr.lower().cost_analysis().flops, 96 + 16 + 16 * 20 + 16 + 16);
 }
 
+// A column stretched across columns or a row down rows is read by packets where it is a vector in memory
+// (a column whose elements are adjacent; any row), and coefficient by coefficient otherwise. Every layout
+// against the same sums written as loops: odd extents (packet tails), a column of a matrix (a Ref), a
+// strided column (a Map with an inner stride: no packets), a row of a matrix, a row-major x, f32 (16 per
+// AVX-512 packet), fixed extents, a computed and a cast operand, inside reductions along either axis, and
+// exp of a matrix minus a column.
+TEST(Broadcasting, StretchedOperandsInEveryLayout) {
+    MatrixXd const x = MatrixXd::Random(13, 7);
+    VectorXd const col = VectorXd::Random(13);
+    RowVectorXd const row = RowVectorXd::Random(7);
+    auto const by_loops = [](auto const& m, auto const& c, auto const& r) {
+        MatrixXd out(m.rows(), m.cols());
+        for (Eigen::Index i = 0; i < m.rows(); ++i)
+            for (Eigen::Index j = 0; j < m.cols(); ++j) out(i, j) = m(i, j) * c(i) + r(j);
+        return out;
+    };
+    MatrixXd const want = by_loops(x, col, row);
+    auto const f = kiln::jit([](auto const& m, auto const& c, auto const& r) { return m * c + r; });
+    EXPECT_EQ(f(x, col, row), want);
+
+    // A column of a matrix and a row of a matrix (Ref), a strided column (Map with an inner stride).
+    MatrixXd const holder = MatrixXd::Random(13, 9);
+    Eigen::Ref<VectorXd const> const col_of = holder.col(3);
+    Eigen::Ref<RowVectorXd const, 0, Eigen::InnerStride<>> const row_of = holder.row(2).head(7);
+    EXPECT_EQ(f(x, col_of, row_of), by_loops(x, VectorXd(col_of), RowVectorXd(row_of)));
+    VectorXd const every_other = VectorXd::Random(26);
+    Eigen::Map<VectorXd const, 0, Eigen::InnerStride<2>> const strided(every_other.data(), 13);
+    EXPECT_EQ(f(x, strided, row), by_loops(x, VectorXd(strided), row));
+
+    // Row-major x; f32; fixed extents.
+    Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> const xr = x;
+    EXPECT_EQ(f(xr, col, row), want);
+    Eigen::MatrixXf const xf = Eigen::MatrixXf::Random(37, 5);
+    Eigen::VectorXf const cf = Eigen::VectorXf::Random(37);
+    Eigen::RowVectorXf const rf = Eigen::RowVectorXf::Random(5);
+    Eigen::MatrixXf want_f(37, 5);
+    for (Eigen::Index i = 0; i < 37; ++i)
+        for (Eigen::Index j = 0; j < 5; ++j) want_f(i, j) = xf(i, j) * cf(i) + rf(j);
+    EXPECT_EQ(f(xf, cf, rf), want_f);
+    Eigen::Matrix<double, 6, 4> const x6 = Eigen::Matrix<double, 6, 4>::Random();
+    Eigen::Matrix<double, 6, 1> const c6 = Eigen::Matrix<double, 6, 1>::Random();
+    Eigen::Matrix<double, 1, 4> const r6 = Eigen::Matrix<double, 1, 4>::Random();
+    auto const fixed = f(x6, c6, r6);
+    static_assert(std::is_same_v<std::remove_cvref_t<decltype(fixed)>, Eigen::Matrix<double, 6, 4>>);
+    EXPECT_EQ(MatrixXd(fixed), by_loops(x6, c6, r6));
+
+    // A computed column (stored by the planner, being stretched) and an integer column cast to f64 (an
+    // expression: coefficient by coefficient).
+    auto const g = kiln::jit([](auto const& m, auto const& c, auto const& r) { return m * (c * c) + r; });
+    EXPECT_EQ(g(x, col, row), by_loops(x, VectorXd(col.array().square()), row));
+    Eigen::VectorXi const ci = Eigen::VectorXi::LinSpaced(13, -6, 6);
+    EXPECT_EQ(f(x, ci, row), by_loops(x, VectorXd(ci.cast<double>()), row));
+
+    // Inside reductions along rows and along columns (the order of the sums may differ from a loop's).
+    auto const rows = kiln::jit([](auto const& m, auto const& c, auto const& r) { return kiln::sum(m * c + r, kiln::axis<1>); });
+    auto const cols = kiln::jit([](auto const& m, auto const& c, auto const& r) { return kiln::sum(m * c + r, kiln::axis<0>); });
+    expect_close(rows(x, col, row), VectorXd(want.rowwise().sum()));
+    expect_close(cols(x, col, row), RowVectorXd(want.colwise().sum()));
+    // exp of a shifted matrix, a column subtracted (what softmax's derivative reads), against std::exp.
+    auto const shifted = kiln::jit([](auto const& m, auto const& c) { return kiln::exp(m - c); });
+    MatrixXd want_exp(13, 7);
+    for (Eigen::Index i = 0; i < 13; ++i)
+        for (Eigen::Index j = 0; j < 7; ++j) want_exp(i, j) = std::exp(x(i, j) - col(i));
+    expect_close(shifted(x, col), want_exp, 1e-15);
+}
+
 }  // namespace
