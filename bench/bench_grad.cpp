@@ -315,6 +315,52 @@ BENCHMARK(mlp_loss_kiln_grad);
 BENCHMARK(mlp_loss_primal);
 BENCHMARK(mlp_loss_expert);
 
+// --- Softmax cross-entropy: logits 1000 x 100, soft targets (rows summing to 1), the mean over rows --------
+// The gradient with respect to the logits is (softmax(z) .* rowsum(y) - y) / n.
+auto const xent_f = [](auto const& z, auto const& y) {
+    return -kiln::mean(kiln::sum(y * kiln::log_softmax(z, kiln::axis<1>), kiln::axis<1>));
+};
+auto const xent_vg = kiln::jit(kiln::value_and_grad(xent_f));
+auto const xent_g = kiln::jit(kiln::grad(xent_f));
+auto const xent_p = kiln::jit(xent_f);
+struct xent_data {
+    MatrixXd z = MatrixXd::Random(1000, 100) * 3;
+    MatrixXd y = [] {
+        MatrixXd t = (MatrixXd::Random(1000, 100).array() + 1.0).matrix();
+        return (t.array().colwise() / t.rowwise().sum().array()).matrix().eval();
+    }();
+    static std::pair<double, MatrixXd> kiln(xent_data const& d) { return xent_vg(d.z, d.y); }
+    static MatrixXd kiln_grad(xent_data const& d) { return xent_g(d.z, d.y); }
+    static double primal(xent_data const& d) { return xent_p(d.z, d.y); }
+    // By hand, a column at a time (contiguous in column-major storage): the row maxima, the shifted logits
+    // and their exponentials kept, their row sums; the value from the log-softmax, the gradient from the
+    // exponentials scaled by rowsum(y) / (n * sum of the row's exponentials).
+    static std::pair<double, MatrixXd> expert(xent_data const& d) {
+        Eigen::Index const n = d.z.rows(), k = d.z.cols();
+        VectorXd m = d.z.col(0);
+        for (Eigen::Index j = 1; j < k; ++j) m = m.cwiseMax(d.z.col(j));
+        MatrixXd e(n, k);
+        VectorXd se = VectorXd::Zero(n), ys = VectorXd::Zero(n);
+        for (Eigen::Index j = 0; j < k; ++j) {
+            e.col(j) = (d.z.col(j) - m).array().exp().matrix();
+            se += e.col(j);
+            ys += d.y.col(j);
+        }
+        VectorXd const lse = se.array().log().matrix() + m;
+        double value = 0;
+        for (Eigen::Index j = 0; j < k; ++j) value -= d.y.col(j).dot(d.z.col(j) - lse);
+        VectorXd const scale = (ys.array() / (se.array() * static_cast<double>(n))).matrix();
+        for (Eigen::Index j = 0; j < k; ++j)
+            e.col(j) = (e.col(j).array() * scale.array() - d.y.col(j).array() / static_cast<double>(n)).matrix();
+        return {value / static_cast<double>(n), std::move(e)};
+    }
+};
+KILN_BENCH_GRAD(cross_entropy, xent_data)
+BENCHMARK(cross_entropy_kiln);
+BENCHMARK(cross_entropy_kiln_grad);
+BENCHMARK(cross_entropy_primal);
+BENCHMARK(cross_entropy_expert);
+
 // --- Stochastic volatility: a recurrence of T = 100 steps --------------------------------------------------
 // h_t = mu + phi (h_{t-1} - mu) + sigma eta_t (h_0 = mu + sigma eta_0), y_t ~ N(0, exp(h_t)), eta_t ~ N(0, 1):
 //   log p = -0.5 sum(eta²) - 0.5 sum(h + y² exp(-h))      (up to a constant)

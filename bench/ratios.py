@@ -48,6 +48,7 @@ LABELS = {
     "sum_matmul": ("sum(A·B), d/d(A, B), n×n", "n"),
     "blr": "Bayesian linear regression log-density, X 1000×150, d/d(w, sigma)",
     "mlp_loss": "MLP loss, batch 256, 64→128→10, tanh, MSE, d/d(parameters)",
+    "cross_entropy": "softmax cross-entropy, logits 1000×100, soft targets, d/d(logits)",
     "stochastic_volatility": "stochastic volatility, T = 100 (log-depth scan), d/d(mu, phi, sigma, eta)",
     # bench_scan (kiln::scan)
     "rnn": ("RNN, hidden 32, input 8, d/d(W, U, b, v)", "T"),
