@@ -158,15 +158,73 @@ TEST_F(Rules, LogsumexpSharesItsExponentialsWithItsGradient) {
     EXPECT_EQ(single_rows(3), -inf);
     EXPECT_EQ(parts_rows(3), -inf);
     for (Eigen::Index i = 0; i < 3; ++i) EXPECT_NEAR(parts_rows(i), single_rows(i), 1e-15 * std::abs(single_rows(i)));
+
+    // Under vmap, examples of one element: the shift of -inf and +inf is 0, so the values stay -inf and
+    // +inf (the batched shift is a reduction along the batch's other axis, not the element itself).
+    MatrixXd one(3, 1);
+    one << 1.5, -inf, inf;
+    auto const per_example = kiln::jit(kiln::vmap(kiln::value_and_grad([](auto const& v) { return kiln::logsumexp(v); })));
+    auto const [values, slopes] = per_example(one);
+    EXPECT_EQ(values(0), 1.5);
+    EXPECT_EQ(values(1), -inf);
+    EXPECT_EQ(values(2), inf);
+    EXPECT_EQ(slopes(0), 1.0);
 }
 
+// Differentiated, log_softmax is computed from its parts too (see Logsumexp).
 TEST_F(Rules, SoftmaxAndLogSoftmax) {
     check_rules([](auto const& x) { return kiln::softmax(x, axis<0>); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::softmax(x, axis<1>); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::softmax(x, axis<1>); }, fix(-3, 3));
+    kiln_test::allow_value_rounding const rounding(4e-16);
     check_rules([](auto const& x) { return kiln::log_softmax(x, axis<0>); }, dyn(-3, 3));
     check_rules([](auto const& x) { return kiln::log_softmax(x, axis<0>); }, fix(-3, 3));
     check_rules([](auto const& x) { return kiln::log_softmax(x, axis<1>); }, dyn(-3, 3));
+    // The single kernel's own rules, in a loop body (traced before it is differentiated).
+    auto const in_loop = [](auto a) {
+        return [=](auto const& x) {
+            return kiln::fori_loop(kiln::c<0>, kiln::c<1>, [=](auto, auto const& c) { return kiln::log_softmax(c, a); }, x);
+        };
+    };
+    check_rules(in_loop(axis<0>), fix(-3, 3));
+    check_rules(in_loop(axis<1>), fix(-3, 3));
+}
+
+// Differentiated, log_softmax's exponentials are computed once and its gradient reads them: a softmax
+// cross-entropy's gradient has one exp, its value is the single kernel's up to the order of the sums, and
+// its gradient is the hand-written (softmax(z) .* rowsum(y) - y) / n.
+TEST_F(Rules, LogSoftmaxSharesItsExponentialsWithItsGradient) {
+    MatrixXd const z = MatrixXd::Random(30, 7) * 3;
+    MatrixXd const y = (MatrixXd::Random(30, 7).array() + 1.0).matrix();
+    auto const xent = [](auto const& l, auto const& t) {
+        return -kiln::mean(kiln::sum(t * kiln::log_softmax(l, axis<1>), axis<1>));
+    };
+    std::string const text = kiln::lower(kiln::value_and_grad(xent), z, y).as_text();
+    std::size_t exps = 0;
+    for (auto at = text.find(" = exp "); at != std::string::npos; at = text.find(" = exp ", at + 1)) ++exps;
+    EXPECT_EQ(exps, 1u) << text;
+    EXPECT_EQ(text.find(" = log_softmax["), std::string::npos) << text;
+    auto const [value, gradient] = kiln::jit(kiln::value_and_grad(xent))(z, y);
+    double const single = kiln::jit(xent)(z, y);
+    EXPECT_NEAR(value, single, 1e-15 * std::abs(single));
+    MatrixXd want(30, 7);
+    for (Eigen::Index i = 0; i < 30; ++i) {
+        double const m = z.row(i).maxCoeff();
+        double s = 0;
+        for (Eigen::Index j = 0; j < 7; ++j) s += std::exp(z(i, j) - m);
+        for (Eigen::Index j = 0; j < 7; ++j) want(i, j) = (std::exp(z(i, j) - m) / s * y.row(i).sum() - y(i, j)) / 30;
+    }
+    EXPECT_LT((gradient - want).cwiseAbs().maxCoeff(), 1e-16);
+    // -inf logits keep -inf log-probabilities and a 0 softmax (JAX's values); the single kernel agrees.
+    MatrixXd zi = z;
+    zi(2, 3) = -std::numeric_limits<double>::infinity();
+    auto const ls = [](auto const& l) { return kiln::log_softmax(l, axis<1>); };
+    MatrixXd const single_ls = kiln::jit(ls)(zi);
+    auto const with_aux = [ls](auto const& l) { return std::pair(kiln::sum(kiln::exp(ls(l))), ls(l)); };
+    MatrixXd const parts_ls = kiln::jit(kiln::value_and_grad(with_aux, kiln::has_aux))(zi).first.second;
+    EXPECT_EQ(single_ls(2, 3), -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(parts_ls(2, 3), -std::numeric_limits<double>::infinity());
+    EXPECT_LT((parts_ls - single_ls).cwiseAbs().unaryExpr([](double v) { return std::isnan(v) ? 0.0 : v; }).maxCoeff(), 1e-14);
 }
 
 // ---------------------------------------------------------------------------------------------------

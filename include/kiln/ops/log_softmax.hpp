@@ -1,16 +1,24 @@
 // log_softmax(x, kiln::axis<A>): x - logsumexp(x, axis<A>), the shape of x, computed stably as JAX does:
 // with m the largest element along the axis, (x - m) - log(sum(exp(x - m))), so large entries neither
 // overflow nor lose their digits, and -inf entries stay -inf. Integers are computed as f64.
+// Differentiated (its operand depends on a wrt node) it is built from parts, as JAX defines it: the maxima
+// m (log_softmax_shift, no derivative), s = x - m, s - log(sum(exp(s))); the derivative then reads the
+// stored exponentials (the softmax is exp(s) / their sum) instead of computing exp(y) again.
 #ifndef KILN_OPS_LOG_SOFTMAX_HPP
 #define KILN_OPS_LOG_SOFTMAX_HPP
 
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/reduction.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/exp.hpp>
+#include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
+#include <kiln/ops/neg.hpp>  // sub's rule for the shift, whose own rule then drops it
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/wrt.hpp>
 
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -49,11 +57,40 @@ struct log_softmax_p : detail::normalization<log_softmax_p<Axis>, Axis> {
         return t - sum(exp(y) * t, axis<Axis>);
     }
 };
+
+// The shift of log_softmax's parts: the largest element along Axis (detail::exp_shift: no derivative),
+// unadjusted, as the single kernel's (JAX's log_softmax has no finite guard: +inf gives NaN). IR:
+// `log_softmax_shift`.
+template <int Axis, bool KeepDims = true>
+struct log_softmax_shift_p : detail::exp_shift<log_softmax_shift_p<Axis, KeepDims>, Axis, KeepDims> {
+    static constexpr std::string_view name = "log_softmax_shift";
+    template <class T>
+    static constexpr T identity() {  // max of nothing
+        return -std::numeric_limits<T>::infinity();
+    }
+    template <class T>
+    static T adjust(T m) {
+        return m;
+    }
+};
 }  // namespace ops
 
 template <traced_value X, int Axis>
-constexpr auto log_softmax(X const&, axis_t<Axis>) {
-    return detail::make_node<ops::log_softmax_p<Axis>, X>();
+constexpr auto log_softmax(X const& x, axis_t<Axis>) {
+    using P = ops::log_softmax_p<Axis>;
+    using N = detail::make_node<P, X>;
+    using E = typename X::kiln_expr;
+    // From parts only where the node would be built as it is (not a diagnostic's stand-in, not simplified).
+    if constexpr (std::is_same_v<typename N::kiln_expr, detail::node<P, E>> && detail::differentiated<E>::value) {
+        auto const parts = [](auto const& v) {
+            auto const shifted = v - detail::make_node<ops::log_softmax_shift_p<Axis>, decltype(v)>();
+            return shifted - log(sum(exp(shifted), axis<Axis>));
+        };
+        if constexpr (std::is_floating_point_v<typename detail::info<E>::scalar>) return parts(x);
+        else return parts(kiln::cast<double>(x));
+    } else {
+        return N{};
+    }
 }
 }  // namespace kiln
 

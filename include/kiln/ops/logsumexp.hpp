@@ -110,54 +110,22 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
 };
 
 // The shift of logsumexp's parts: the largest element (along Axis, keeping it), or 0 where that is not
-// finite. A constant as far as derivatives go (JAX's stop_gradient on it: the result does not depend on
-// it), so its rules are zero. Eigen's fast maximum, which leaves NaN unspecified: a NaN in x makes the
-// result NaN whatever the shift. IR: `logsumexp_shift`.
+// finite (detail::exp_shift: no derivative, Eigen's fast maximum). IR: `logsumexp_shift`.
 template <int Axis, bool KeepDims = true>
-struct logsumexp_shift_p : detail::reduction<logsumexp_shift_p<Axis, KeepDims>, Axis, KeepDims> {
+struct logsumexp_shift_p : detail::exp_shift<logsumexp_shift_p<Axis, KeepDims>, Axis, KeepDims> {
     static constexpr std::string_view name = "logsumexp_shift";
-    static constexpr bool floating = true;
-
     template <class T>
     static constexpr T identity() {  // of an empty input: max is -inf, not finite
         return T(0);
     }
-    struct shift_op {
-        template <class T>
-        T operator()(T m) const {
-            return logsumexp_p<Axis, KeepDims>::shift(m);
-        }
-    };
-    template <class V>
-    static auto all(V const& v) {
-        return shift_op{}(v.maxCoeff());
-    }
-    template <class V>
-    static auto along(V const& v) {
-        return v.maxCoeff().unaryExpr(shift_op{});
-    }
-
-    template <std::size_t K>
-    static constexpr auto vjp(auto, auto, auto) {
-        return detail::zero{};
-    }
-    template <std::size_t K>
-    static constexpr auto jvp(auto, auto, auto) {
-        return detail::zero{};
+    template <class T>
+    static T adjust(T m) {
+        return logsumexp_p<Axis, KeepDims>::shift(m);
     }
 };
 }  // namespace ops
 
 namespace detail {
-// Whether node N depends on a differentiated argument: a wrt node in its graph (memoised per node, and
-// instantiated only for the operand of a logsumexp).
-template <class N>
-struct differentiated : std::false_type {};
-template <class Tag, class... C>
-struct differentiated<node<ops::wrt_p<Tag>, C...>> : std::true_type {};
-template <class P, class... C>
-struct differentiated<node<P, C...>> : std::disjunction<differentiated<C>...> {};
-
 // logsumexp from parts (see the top of this file), for a differentiated x of a floating dtype. The shift
 // and the sums keep the reduced axis, so that they broadcast against x; a column is transposed last.
 template <int Axis, bool KeepDims, class X>

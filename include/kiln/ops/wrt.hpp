@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -33,6 +34,17 @@ struct wrt_p : detail::elementwise_unary<wrt_p<Tag>> {
     }
 };
 }  // namespace ops
+
+namespace detail {
+// Whether node N depends on a differentiated argument: a wrt node in its graph (memoised per node;
+// instantiated only where a primitive is built from parts under a derivative: logsumexp, log_softmax).
+template <class N>
+struct differentiated : std::false_type {};
+template <class Tag, class... C>
+struct differentiated<node<ops::wrt_p<Tag>, C...>> : std::true_type {};
+template <class P, class... C>
+struct differentiated<node<P, C...>> : std::disjunction<differentiated<C>...> {};
+}  // namespace detail
 }  // namespace kiln
 
 #endif

@@ -274,6 +274,44 @@ struct extremum : reduction<Derived, Axis, KeepDims> {
     }
 };
 
+// The shift of a stable sum of exponentials built from parts (logsumexp, log_softmax under a derivative):
+// the largest element of each vector along Axis (keeping it), through Derived::adjust(m). A constant as far
+// as derivatives go (JAX's stop_gradient on it: the result does not depend on it), so its rules are zero.
+// Eigen's fast maximum, which leaves NaN unspecified: a NaN in x makes the result NaN whatever the shift.
+// Derived supplies name, identity<T>() and adjust.
+template <class Derived, int Axis, bool KeepDims>
+struct exp_shift : reduction<Derived, Axis, KeepDims> {
+    static constexpr bool floating = true;
+    struct adjust_op {
+        template <class T>
+        T operator()(T m) const {
+            return Derived::adjust(m);
+        }
+    };
+    template <class V>
+    static auto all(V const& v) {
+        return adjust_op{}(v.maxCoeff());
+    }
+    template <class V>
+    static auto along(V const& v) {
+        return v.maxCoeff().unaryExpr(adjust_op{});
+    }
+    // Batching: along the batch's other axis, also where an example has one element (whose shift is
+    // adjust(x), not x).
+    template <class X>
+    static constexpr auto batch(auto, X) {
+        return batched<X::axis>(make_node<typename along_axis_of<Derived, 1 - X::axis, true>::type, typename X::phys>());
+    }
+    template <std::size_t K>
+    static constexpr auto vjp(auto, auto, auto) {
+        return zero{};
+    }
+    template <std::size_t K>
+    static constexpr auto jvp(auto, auto, auto) {
+        return zero{};
+    }
+};
+
 // Vectors (dot, outer): a rank-2 operand that can be n x 1 or 1 x n. Statically it may be a vector when one
 // extent is 1 or dynamic; its static length is the other extent (-1 when unknown).
 template <class I>
