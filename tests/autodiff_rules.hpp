@@ -89,7 +89,7 @@ template <class T>
 inline constexpr bool floating_value = std::is_floating_point_v<typename scalar_of<T>::type>;
 
 // jvp's value is f's, bit for bit, unless a test allows it this relative rounding (a function whose
-// differentiated form computes its value in another order: logsumexp from its parts; see ValueRounding).
+// differentiated form computes its value in another order: logsumexp and log_softmax from their parts).
 inline double value_rounding = 0;
 struct allow_value_rounding {
     explicit allow_value_rounding(double r) { value_rounding = r; }
