@@ -9,18 +9,15 @@
 
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/reduction.hpp>
-#include <kiln/ops/cast.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/neg.hpp>  // sub's rule for the shift, whose own rule then drops it
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
-#include <kiln/ops/wrt.hpp>
 
 #include <limits>
 #include <string_view>
-#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -77,20 +74,10 @@ struct log_softmax_shift_p : detail::exp_shift<log_softmax_shift_p<Axis, KeepDim
 
 template <traced_value X, int Axis>
 constexpr auto log_softmax(X const& x, axis_t<Axis>) {
-    using P = ops::log_softmax_p<Axis>;
-    using N = detail::make_node<P, X>;
-    using E = typename X::kiln_expr;
-    // From parts only where the node would be built as it is (not a diagnostic's stand-in, not simplified).
-    if constexpr (std::is_same_v<typename N::kiln_expr, detail::node<P, E>> && detail::differentiated<E>::value) {
-        auto const parts = [](auto const& v) {
-            auto const shifted = v - detail::make_node<ops::log_softmax_shift_p<Axis>, decltype(v)>();
-            return shifted - log(sum(exp(shifted), axis<Axis>));
-        };
-        if constexpr (std::is_floating_point_v<typename detail::info<E>::scalar>) return parts(x);
-        else return parts(kiln::cast<double>(x));
-    } else {
-        return N{};
-    }
+    return detail::node_or_parts<ops::log_softmax_p<Axis>>(x, [](auto const& v) {
+        auto const shifted = v - detail::make_node<ops::log_softmax_shift_p<Axis>, decltype(v)>();
+        return shifted - log(sum(exp(shifted), axis<Axis>));
+    });
 }
 }  // namespace kiln
 

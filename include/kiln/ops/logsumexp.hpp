@@ -16,7 +16,6 @@
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/reduction.hpp>
 #include <kiln/ops/add.hpp>
-#include <kiln/ops/cast.hpp>
 #include <kiln/ops/exp.hpp>
 #include <kiln/ops/log.hpp>
 #include <kiln/ops/mul.hpp>
@@ -24,13 +23,11 @@
 #include <kiln/ops/sub.hpp>
 #include <kiln/ops/sum.hpp>
 #include <kiln/ops/transpose.hpp>
-#include <kiln/ops/wrt.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <string_view>
-#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -126,7 +123,7 @@ struct logsumexp_shift_p : detail::exp_shift<logsumexp_shift_p<Axis, KeepDims>, 
 }  // namespace ops
 
 namespace detail {
-// logsumexp from parts (see the top of this file), for a differentiated x of a floating dtype. The shift
+// logsumexp from parts (see the top of this file), of a differentiated x of a floating dtype. The shift
 // and the sums keep the reduced axis, so that they broadcast against x; a column is transposed last.
 template <int Axis, bool KeepDims, class X>
 constexpr auto logsumexp_parts(X const& x) {
@@ -145,20 +142,9 @@ constexpr auto logsumexp_parts(X const& x) {
 template <traced_value X, class... Opt>
     requires detail::reduction_arguments<Opt...>
 constexpr auto logsumexp(X const& x, Opt...) {
-    using P = detail::reduction_along<ops::logsumexp_p, Opt...>;
-    using N = detail::make_node<P, X>;
-    using E = typename X::kiln_expr;
-    // The parts only where the node would be built as it is (not a diagnostic's stand-in, not simplified).
-    if constexpr (std::is_same_v<typename N::kiln_expr, detail::node<P, E>> && detail::differentiated<E>::value) {
-        constexpr int axis = detail::reduction_options<Opt...>::axis;
-        constexpr bool keepdims = detail::reduction_options<Opt...>::keepdims;
-        if constexpr (std::is_floating_point_v<typename detail::info<E>::scalar>)
-            return detail::logsumexp_parts<axis, keepdims>(x);
-        else
-            return detail::logsumexp_parts<axis, keepdims>(kiln::cast<double>(x));
-    } else {
-        return N{};
-    }
+    using options = detail::reduction_options<Opt...>;
+    return detail::node_or_parts<detail::reduction_along<ops::logsumexp_p, Opt...>>(
+        x, [](auto const& v) { return detail::logsumexp_parts<options::axis, options::keepdims>(v); });
 }
 }  // namespace kiln
 

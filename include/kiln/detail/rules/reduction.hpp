@@ -13,6 +13,7 @@
 #include <kiln/detail/rules/elementwise.hpp>  // exp_or_zero_op
 #include <kiln/dtype.hpp>
 #include <kiln/ops/cast.hpp>  // the reductions' derivative rules cast (this family builds on that primitive)
+#include <kiln/ops/wrt.hpp>   // differentiated
 
 #include <cmath>
 #include <cstddef>
@@ -311,6 +312,21 @@ struct exp_shift : reduction<Derived, Axis, KeepDims> {
         return zero{};
     }
 };
+
+// What logsumexp(x) and log_softmax(x) build: the node P(x), or, where x depends on a differentiated
+// argument, parts(x) (of x in f64 for integers): JAX's composite, whose derivative reads its stored
+// exponentials. Parts only where P(x) would be built as it is (not a diagnostic's stand-in, not simplified).
+template <class P, class X, class Parts>
+constexpr auto node_or_parts(X const& x, Parts parts) {
+    using N = make_node<P, X>;
+    using E = typename X::kiln_expr;
+    if constexpr (std::is_same_v<typename N::kiln_expr, node<P, E>> && differentiated<E>::value) {
+        if constexpr (std::is_floating_point_v<typename info<E>::scalar>) return parts(x);
+        else return parts(kiln::cast<double>(x));
+    } else {
+        return N{};
+    }
+}
 
 // Vectors (dot, outer): a rank-2 operand that can be n x 1 or 1 x n. Statically it may be a vector when one
 // extent is 1 or dynamic; its static length is the other extent (-1 when unknown).
