@@ -11,8 +11,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace {
 
@@ -190,6 +192,57 @@ TEST_F(Rules, DivisorDerivativeWhereTheSquareIsSubnormalOrOverflows) {
     a << 0.0, 1e-170, -2e-170, 5e-171, 3e-170;  // each -a / b^2 finite (1e150), b^2 subnormal
     double const want = -(a.sum() / 1e-160) / 1e-160;
     EXPECT_NEAR(dv(a, 1e-160), want, 1e-14 * std::abs(want));
+}
+
+// The lines of a plan's text for computed nodes of primitive `op` ("%7 = div %5 %6 : f64[1024,1]  ; ..."),
+// leaving out those read for their extents only.
+std::vector<std::string> plan_lines(std::string const& text, std::string const& op) {
+    std::vector<std::string> lines;
+    for (std::size_t at = text.find(" = " + op + " "); at != std::string::npos; at = text.find(" = " + op + " ", at + 1)) {
+        std::string line = text.substr(at, text.find('\n', at) - at);
+        if (line.find("extents only") == std::string::npos) lines.push_back(std::move(line));
+    }
+    return lines;
+}
+
+TEST_F(Rules, AStretchedDivisorIsInvertedOnce) {
+    // The cotangent (and tangent) of a in a / b is g / b, computed as g (1/b) where b is stretched over
+    // the result: 1/b once per element of b, shared with b's own rule, and a product per element of a
+    // (the plan divides nothing of a's size). Values within a few ulps of g / b.
+    auto const f = [](auto const& x, auto const& y, auto const& s) { return kiln::sum(x * y / s); };
+    VectorXd const x = VectorXd::Random(1000), y = VectorXd::Random(1000);
+    double const s = 1.7;
+    auto const g = kiln::jit(kiln::grad(f, kiln::argnums<0, 2>));
+    std::string const text = g.lower(x, y, s).as_text();
+    for (std::string const& line : plan_lines(text, "div")) EXPECT_NE(line.find(": f64[]"), std::string::npos) << text;
+    EXPECT_EQ(plan_lines(text, "div").size(), 1u) << text;  // 1/s, shared by both rules
+    auto const [gx, gs] = g(x, y, s);
+    for (Eigen::Index i = 0; i < x.size(); ++i) EXPECT_NEAR(gx(i), y(i) / s, 5e-16 * std::abs(y(i) / s)) << i;
+    double const want_s = -(x.array() * y.array()).sum() / (s * s);
+    EXPECT_NEAR(gs, want_s, 1e-13 * std::abs(want_s));
+
+    // A row of divisors stretched down the rows, and a column across the columns: one division per
+    // divisor, in reverse and forward mode alike.
+    Eigen::MatrixXd const a = Eigen::MatrixXd::Random(500, 3), t = Eigen::MatrixXd::Random(500, 3);
+    RowVectorXd const row = RowVectorXd::Random(3).array() + 2;
+    VectorXd const col = VectorXd::Random(500).array() + 2;
+    auto const by_row = [](auto const& m, auto const& r) { return m / r; };
+    auto const by_col = [](auto const& m, auto const& c) { return m / c; };
+    auto const vjp_row = kiln::jit([&](auto const& m, auto const& r, auto const& ct) {
+        return kiln::vjp(by_row, m, r).second(ct);
+    });
+    std::string const row_text = vjp_row.lower(a, row, t).as_text();
+    for (std::string const& line : plan_lines(row_text, "div"))
+        EXPECT_TRUE(line.find(": f64[1,3]") != std::string::npos || line.find(": f64[1,*]") != std::string::npos) << row_text;
+    auto const [ga, grow] = vjp_row(a, row, t);
+    Eigen::MatrixXd const want_a = t.array().rowwise() / row.array();
+    EXPECT_LE(((ga - want_a).array().abs() / want_a.array().abs()).maxCoeff(), 5e-16);
+    RowVectorXd const want_row = -(t.array() * a.array()).colwise().sum() / row.array().square();
+    EXPECT_LE(((grow - want_row).array().abs() / want_row.array().abs()).maxCoeff(), 1e-13);
+    auto const [value, tangent] = kiln::jvp(by_col, std::tuple(a, col), std::tuple(t, VectorXd(VectorXd::Zero(500))));
+    EXPECT_EQ(value, Eigen::MatrixXd(a.array().colwise() / col.array()));  // the value itself divides
+    Eigen::MatrixXd const want_t = t.array().colwise() / col.array();
+    EXPECT_LE(((tangent - want_t).array().abs() / want_t.array().abs()).maxCoeff(), 5e-16);
 }
 
 TEST_F(Rules, PowSecondDerivativesAgainstCentralDifferences) {

@@ -18,9 +18,21 @@ struct div_p : detail::elementwise_binary<div_p> {
     static constexpr bool folds = true;
     static constexpr int right_identity = 1;
     static constexpr auto apply(auto const& a, auto const& b) { return a / b; }
+    // Whether an operand described by B is stretched over a result described by Y (as far as the static
+    // extents tell: a dynamic extent of the result against a static 1 counts as stretched).
+    template <class B, class Y>
+    static constexpr bool stretched =
+        Y::rank == 2 && (B::rank == 0 || (B::rows == 1 && Y::rows != 1) || (B::cols == 1 && Y::cols != 1));
     template <std::size_t K>
-    static constexpr auto chain(auto g, auto a, auto b, auto) {
-        if constexpr (K == 0) return g / b;
+    static constexpr auto chain(auto g, auto a, auto b, auto y) {
+        // g / b, but g (1/b) where b is stretched over the result (a scalar scale, a row or a column of
+        // them): 1/b is computed once per element of b, shared with the rule below, and each element of
+        // the cotangent is a product instead of a division (within an ulp of g / b).
+        if constexpr (K == 0) {
+            if constexpr (stretched<detail::meta_of_tracer<decltype(b)>, detail::meta_of_tracer<decltype(y)>>)
+                return g * (c<1> / b);
+            else return g / b;
+        }
         // -g a b^-2 as -g a (1/b) (1/b): where b is broadcast (a scalar scale, a row of them), 1/b is
         // computed once per element of b and each element of the result is a product, not a division;
         // not JAX's b^-2 itself, which overflows where b^2 is subnormal (|b| < 1.5e-154) and gave inf or
