@@ -302,6 +302,44 @@ TEST(Grad, CheapSharedNodesAreRecomputedAndBuffersStaySound) {
     EXPECT_TRUE(kiln::trace(f, xf, 1.5).is_materialized(3));
 }
 
+TEST(Grad, AStretchedCotangentIsRecomputedWhereItIsRead) {
+    // The reverse pass stretches a reduction's cotangent over the reduced operand (g + zeros_like(x)), and
+    // a product with it that two nodes read is computed again in each, reading the stored g, rather than
+    // stored as a matrix: the softmax cross-entropy's gradient stores only the exponentials and itself.
+    auto const xent = [](auto const& z, auto const& y) {
+        return -kiln::mean(kiln::sum(y * kiln::log_softmax(z, kiln::axis<1>), kiln::axis<1>));
+    };
+    MatrixXd const z = MatrixXd::Random(200, 30) * 3;
+    MatrixXd const y = (MatrixXd::Random(200, 30).array() + 1).matrix();
+    auto const g = kiln::jit(kiln::grad(xent));
+    std::string const text = g.lower(z, y).as_text();
+    int matrices = 0;
+    for (std::size_t at = text.find(": f64[200,30]"); at != std::string::npos; at = text.find(": f64[200,30]", at + 1))
+        matrices += text.compare(text.find(';', at), 16, "; materialized: ") == 0;
+    EXPECT_EQ(matrices, 2) << text;
+    EXPECT_NE(text.find("recomputed in"), std::string::npos) << text;
+    // (softmax(z) rowsum(y) - y) / n, by hand.
+    Eigen::ArrayXXd const e = (z.colwise() - z.rowwise().maxCoeff()).array().exp();
+    Eigen::ArrayXXd const softmax = e.colwise() / e.rowwise().sum();
+    MatrixXd const want = ((softmax.colwise() * y.array().rowwise().sum() - y.array()) / 200.0).matrix();
+    expect_close(g(z, y), want, 1e-12);
+    // A thin operand inside a node recomputed four times in one expression: every node is still seen.
+    auto const four = [](auto const& x, auto const& w) {
+        auto const s = kiln::exp(x);
+        auto const r = (kiln::sum(s, kiln::axis<1>) + kiln::zeros_like(x)) * w;  // the row sums, stretched
+        return std::tuple(r * r * r * r + kiln::sin(x), kiln::sum(s * w));
+    };
+    MatrixXd const x = MatrixXd::Random(40, 5), w = MatrixXd::Random(40, 5);
+    auto const lo = kiln::jit(four).lower(x, w);
+    std::string const four_text = lo.as_text();
+    EXPECT_NE(four_text.find("recomputed in %"), std::string::npos) << four_text;
+    EXPECT_EQ(four_text.find("fused into\n"), std::string::npos) << four_text;
+    auto const [q, t] = kiln::jit(four)(x, w);
+    Eigen::ArrayXXd const r = (x.array().exp().rowwise().sum().matrix() * Eigen::RowVectorXd::Ones(5)).array() * w.array();
+    expect_close(q, MatrixXd(r * r * r * r + x.array().sin()), 1e-13);
+    EXPECT_NEAR(t, (x.array().exp() * w.array()).sum(), 1e-12);
+}
+
 TEST(Grad, VjpAndJvp) {
     MatrixXd x = MatrixXd::Random(3, 2), y = MatrixXd::Random(3, 2), t = MatrixXd::Random(3, 2);
     auto f = [](auto const& a, auto const& b) { return kiln::tanh(a) * b; };

@@ -63,7 +63,7 @@ struct plan_view {
 inline std::vector<std::vector<std::size_t>> fused_into(plan_view const& p) {
     std::vector<std::vector<std::size_t>> into(p.n);
     plan_arrays const arrays{p.first, p.edges, p.shape_edge, p.materialize, p.kind, p.alias};
-    std::vector<std::size_t> queue(p.first[p.n] + 1);  // every edge, once
+    std::vector<std::size_t> queue(detail::walk_queue_size(p.first[p.n]));
     for (std::size_t j = 0; j < p.n; ++j) {
         if (!p.materialize[j]) continue;
         detail::walk_expression(arrays, j, queue.data(), queue.size(), [&](std::size_t, std::size_t, std::size_t v) {
@@ -208,7 +208,7 @@ constexpr cost cost_of(std::array<extent, sizeof...(I)> const& ext, std::index_s
     auto bytes = [&](std::size_t i) { return value_bytes[i + 1]; };
     plan_arrays const arrays{p.first.data(), p.edges.data(), p.shape_edge.data(), p.materialize.data(), kind + 1, alias + 1};
     cost c{};
-    std::array<std::size_t, p.first[n] + 1> queue{};  // every edge, once
+    std::array<std::size_t, detail::walk_queue_size(p.first[n])> queue{};
     std::array<std::size_t, n> read_by{};
     for (std::size_t j = 0; j < n; ++j) {
         if (!p.materialize[j]) continue;

@@ -60,7 +60,7 @@ struct writes_in_place<K, std::index_sequence<I...>> {
         // The output's fused expression: out and the computed nodes inlined below it (aliases are their
         // operands' values, element for element).
         plan_arrays const arrays{p.first.data(), p.edges.data(), p.shape_edge.data(), p.materialize.data(), kind + 1, alias + 1};
-        std::array<std::size_t, p.first[n] + 1> queue{};  // every edge, once
+        std::array<std::size_t, detail::walk_queue_size(p.first[n])> queue{};
         bool ok = true;
         detail::walk_expression(arrays, out, queue.data(), queue.size(), [&](std::size_t u, std::size_t c, std::size_t v) {
             ok = !operand_bit(stretched[u + 1], c - p.first[u]) &&

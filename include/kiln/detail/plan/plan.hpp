@@ -51,11 +51,12 @@ struct recomputed_when_shared<node<P, Children...>> : std::bool_constant<primiti
 inline constexpr int max_recomputing_users = 4;
 
 // A constant filled out to a shape (zeros<2, 1>(), the zeros between the blocks of a joined gradient,
-// ops/pad.hpp): Eigen's constant expression wherever it is read, so it is not stored for having several uses.
+// ops/pad.hpp, zeros_like(x) of a dynamic x): Eigen's constant expression wherever it is read, so it is
+// not stored for having several uses.
 template <class N>
 struct fill_of_constant : std::false_type {};
-template <int Rank, long Rows, long Cols, class T, bool Weak, auto V>
-struct fill_of_constant<node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>>> : std::true_type {};
+template <int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
+struct fill_of_constant<node<ops::full_p<Rank, Rows, Cols, T, Weak>, constant<V>, Like...>> : std::true_type {};
 
 // Aliases: primitives whose value is their single operand's, unchanged (the `wrt` marker of a
 // differentiated argument). An alias is never materialized; its uses are its operand's.
@@ -87,9 +88,13 @@ constexpr std::size_t value_root(plan_arrays const& p, std::size_t i) {
 // through to its operand, since it has no code of its own. A computed v that is not materialized is then
 // walked in turn (breadth first, in edge order). A node recomputed in several expressions (see
 // recomputed_when_shared) may be walked more than once in one, once per use. visit returns false to stop.
-// queue: scratch of at least (number of edges + 1) entries: a node is queued once per edge that reads it,
-// and a node queued more than once (recomputed, whose operands are stored; a typed constant or a constant
-// fill, whose operand is a constant) queues nothing itself, so each edge is queued at most once.
+// queue: scratch of at least walk_queue_size(number of edges) entries.
+// A node is queued once per edge that reads it, and walked once per time it is queued: more than once only
+// a node recomputed in several places (at most max_recomputing_users) and what it reads without storing it
+// (a thin operand, read once, and literals), so each edge is queued at most max_recomputing_users times.
+constexpr std::size_t walk_queue_size(std::size_t edges) {
+    return static_cast<std::size_t>(max_recomputing_users) * edges + 1;
+}
 template <class Visit>
 constexpr void walk_expression(plan_arrays const& p, std::size_t j, std::size_t* queue, std::size_t capacity,
                                Visit&& visit) {
@@ -156,7 +161,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                                                      dtype_kind<typename info<Ns>::scalar>())...};
         // Linear in nodes and edges overall: the scratch arrays are shared, entries are reset when first
         // seen for a given j (seen[v] == j + 1), and only the operands j's expression reads are tried.
-        std::array<std::size_t, e + 1> queue{};
+        std::array<std::size_t, walk_queue_size(e)> queue{};
         std::array<std::size_t, n> reads{}, seen{}, read_list{};
         std::array<bool, n> stretched{};
         for (std::size_t i = 0; i < n; ++i) p.owner[i] = i;
@@ -201,7 +206,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
     // more than once, like y*y + y. Evaluation inlines all of its assignment (see eval.hpp): in Eigen's
     // out-of-line assignment loop the reads are distinct references and each costs a load per element.
     static constexpr void find_rereads(data& p, plan_arrays const& arrays) {
-        std::array<std::size_t, e + 1> queue{};
+        std::array<std::size_t, walk_queue_size(e)> queue{};
         std::array<std::size_t, n> seen{};
         for (std::size_t j = 0; j < n; ++j) {
             if (!p.materialize[j]) continue;
@@ -273,17 +278,33 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         // once is computed where its user's expression is built, a plain scalar the compiler keeps in a
         // register (storing every scalar made the pose-graph edge of bench_jacobian 26 ns instead of 22).
         std::array<bool, n> stored{};  // node j's value is read from memory: a leaf, or materialized
+        // A cheap node read once that combines one stored value with literals (a fill, a constant): reading
+        // it reads that one value, as reading it stored would. The reverse pass stretches a reduction's
+        // cotangent so, g + zeros_like(x): a product with it read by two users is computed again in each
+        // (reading the stored g and the other operand) instead of a matrix stored and read back twice.
+        std::array<bool, n> thin{};
         for (std::size_t i = 0; i < n; ++i) {
             p.num_params += kind[i] == node_kind::param;
             bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users && (rows[i] < 0 || cols[i] < 0);
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
-                recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]]);
+                recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]] || fill[p.edges[c]] || thin[p.edges[c]]);
             p.materialize[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
                                (eager || always[i] || p.output_uses[i] > 0 ||
                                 (!typed_constant[i] &&
                                  ((p.uses[i] > 1 && !recompute && !fill[i]) || p.broadcast[i] || in_memory[i])));
             stored[i] = kind[i] != node_kind::computed || p.materialize[i] || typed_constant[i] ||
                         (alias[i] && stored[p.edges[p.first[i]]]);
+            if (cheap[i] && !p.materialize[i] && p.uses[i] == 1) {
+                int values = 0;  // stored operands that are not literals
+                bool literals = true;
+                for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
+                    std::size_t const v = p.edges[c];
+                    if (p.shape_edge[c] || kind[v] == node_kind::constant || typed_constant[v] || fill[v]) continue;
+                    ++values;
+                    literals = literals && stored[v];
+                }
+                thin[i] = literals && values <= 1;
+            }
             p.num_materialized += p.materialize[i];
         }
         if (eager) {
