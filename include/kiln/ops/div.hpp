@@ -4,6 +4,7 @@
 
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/elementwise.hpp>
+#include <kiln/detail/rules/structural.hpp>
 
 #include <cstddef>
 #include <string_view>
