@@ -338,6 +338,18 @@ TEST(Grad, AStretchedCotangentIsRecomputedWhereItIsRead) {
     Eigen::ArrayXXd const r = (x.array().exp().rowwise().sum().matrix() * Eigen::RowVectorXd::Ones(5)).array() * w.array();
     expect_close(q, MatrixXd(r * r * r * r + x.array().sin()), 1e-13);
     EXPECT_NEAR(t, (x.array().exp() * w.array()).sum(), 1e-12);
+    // A constant fill of dynamic extents read twice is still stored once: sum(A B)'s cotangent, ones, read
+    // by both matrix products of the gradient (each GEMM would otherwise evaluate it for itself).
+    auto const sab = [](auto const& a, auto const& b) { return kiln::sum(kiln::matmul(a, b)); };
+    MatrixXd const A = MatrixXd::Random(6, 4), B = MatrixXd::Random(4, 5);
+    auto const gab = kiln::jit(kiln::grad(sab, kiln::argnums<0, 1>));
+    std::string const sab_text = gab.lower(A, B).as_text();
+    std::size_t const fill = sab_text.find(" = full[");
+    ASSERT_NE(fill, std::string::npos) << sab_text;
+    EXPECT_EQ(sab_text.compare(sab_text.find(';', fill), 16, "; materialized: "), 0) << sab_text;
+    auto const [ga, gb] = gab(A, B);
+    expect_close(ga, MatrixXd(MatrixXd::Ones(6, 5) * B.transpose()), 1e-14);
+    expect_close(gb, MatrixXd(A.transpose() * MatrixXd::Ones(6, 5)), 1e-14);
 }
 
 TEST(Grad, VjpAndJvp) {

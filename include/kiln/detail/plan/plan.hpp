@@ -51,8 +51,8 @@ struct recomputed_when_shared<node<P, Children...>> : std::bool_constant<primiti
 inline constexpr int max_recomputing_users = 4;
 
 // A constant filled out to a shape (zeros<2, 1>(), the zeros between the blocks of a joined gradient,
-// ops/pad.hpp, zeros_like(x) of a dynamic x): Eigen's constant expression wherever it is read, so it is
-// not stored for having several uses.
+// ops/pad.hpp, zeros_like(x) of a dynamic x): Eigen's constant expression wherever it is read, a literal
+// (of fixed extents, it is not stored for having several uses either).
 template <class N>
 struct fill_of_constant : std::false_type {};
 template <int Rank, long Rows, long Cols, class T, bool Weak, auto V, class... Like>
@@ -288,10 +288,14 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users && (rows[i] < 0 || cols[i] < 0);
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
                 recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]] || fill[p.edges[c]] || thin[p.edges[c]]);
+            // A fill of fixed extents is never stored for its uses; one of dynamic extents is, when read more
+            // than once (by two matrix products: Eigen's GEMM would otherwise evaluate it into a temporary of
+            // its own for each), though as an operand of a recomputed or thin node it is a literal.
+            bool const fixed_fill = fill[i] && rows[i] >= 0 && cols[i] >= 0;
             p.materialize[i] = kind[i] == node_kind::computed && p.live[i] && !alias[i] &&
                                (eager || always[i] || p.output_uses[i] > 0 ||
                                 (!typed_constant[i] &&
-                                 ((p.uses[i] > 1 && !recompute && !fill[i]) || p.broadcast[i] || in_memory[i])));
+                                 ((p.uses[i] > 1 && !recompute && !fixed_fill) || p.broadcast[i] || in_memory[i])));
             stored[i] = kind[i] != node_kind::computed || p.materialize[i] || typed_constant[i] ||
                         (alias[i] && stored[p.edges[p.first[i]]]);
             if (cheap[i] && !p.materialize[i] && p.uses[i] == 1) {
