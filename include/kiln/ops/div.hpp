@@ -19,11 +19,10 @@ struct div_p : detail::elementwise_binary<div_p> {
     static constexpr bool folds = true;
     static constexpr int right_identity = 1;
     static constexpr auto apply(auto const& a, auto const& b) { return a / b; }
-    // Whether an operand described by B is stretched over a result described by Y (as far as the static
-    // extents tell: a dynamic extent of the result against a static 1 counts as stretched).
+    // Whether an operand described by B is stretched over a matrix result described by Y: a scalar, or
+    // as the planner sees a broadcast operand (detail::stretches, from the static extents).
     template <class B, class Y>
-    static constexpr bool stretched =
-        Y::rank == 2 && (B::rank == 0 || (B::rows == 1 && Y::rows != 1) || (B::cols == 1 && Y::cols != 1));
+    static constexpr bool stretched = Y::rank == 2 && (B::rank == 0 || detail::stretches<B>(Y::rows, Y::cols));
     template <std::size_t K>
     static constexpr auto chain(auto g, auto a, auto b, auto y) {
         // g / b, but g (1/b) where b is stretched over the result (a scalar scale, a row or a column of
