@@ -279,6 +279,29 @@ TEST(JitInto, NoAllocationOnceSized) {
     EXPECT_TRUE(gw.isApprox(a.transpose() * (1.0 - t.array().square()).matrix(), 1e-13));
 }
 
+// One compiled function called on arguments of other extents in turn: its destination and its workspace's
+// temporaries take each call's extents, also when only their shape changes (8x4, then 4x8: the same number
+// of elements), and keep their memory when the extents are the same as the last call's.
+TEST(JitInto, DestinationsAndTemporariesFollowEachCallsExtents) {
+    auto const f = kiln::jit(layer);
+    MatrixXd out;
+    for (auto [rows, inner, cols] : {std::tuple{8, 3, 4}, std::tuple{4, 3, 8}, std::tuple{8, 3, 4}, std::tuple{1, 2, 32},
+                                     std::tuple{32, 2, 1}, std::tuple{32, 2, 1}}) {
+        MatrixXd const x = MatrixXd::Random(rows, inner), w = MatrixXd::Random(inner, cols);
+        RowVectorXd const b = RowVectorXd::Random(cols);
+        double const* const before = out.data();
+        bool const same = out.rows() == rows && out.cols() == cols;
+        f.into(out)(x, w, b);
+        ASSERT_EQ(out.rows(), rows);
+        ASSERT_EQ(out.cols(), cols);
+        EXPECT_TRUE(out.isApprox(layer_by_hand(x, w, b), 1e-14)) << rows << "x" << cols;
+        EXPECT_TRUE(f(x, w, b).isApprox(layer_by_hand(x, w, b), 1e-14)) << rows << "x" << cols;
+        if (same) {
+            EXPECT_EQ(out.data(), before);
+        }
+    }
+}
+
 // An output that other nodes read (here the gradient with respect to x, which the gradient with respect to
 // mu sums) is computed in its destination's memory, lent to the workspace for the call: the values are the
 // by-value call's, the destination keeps its memory, nothing is allocated, and the workspace holds none of

@@ -18,7 +18,6 @@
 
 #include <cstddef>
 #include <string_view>
-#include <tuple>
 #include <type_traits>
 
 namespace kiln {
@@ -35,7 +34,7 @@ struct shaped_like_p : detail::derivative_through_operand_0 {
         if constexpr (!Like) {
             return {d};
         } else {
-            detail::extent const w = std::get<0>(std::tuple(y...));
+            detail::extent const w = [](detail::extent first, auto...) { return first; }(y...);
             if (detail::extents_compatible(d.rows, w.rows) && detail::extents_compatible(d.cols, w.cols))
                 return {{detail::extent_merge(w.rows, d.rows), detail::extent_merge(w.cols, d.cols)}};
             // A derivative computed in the graph is what w expects; a tangent or cotangent given as an

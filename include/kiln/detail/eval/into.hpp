@@ -349,7 +349,7 @@ void check_destination(Dst const& dst, extent want) {
 }
 template <class Dst>
 void resize_destination(Dst& dst, extent want) {
-    if constexpr (eigen_plain<Dst>) dst.resize(want.rows, want.cols);
+    if constexpr (eigen_plain<Dst>) detail::resize_to(dst, want.rows, want.cols);
 }
 
 // The root of output O (its node, or an alias's operand) if O is written straight into its destination

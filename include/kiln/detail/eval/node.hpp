@@ -113,7 +113,7 @@ struct node_eval<K, I, std::index_sequence<J...>> {
         } else if constexpr (meta_at<K, I>::rank == 0) {
             dst = node_eval::lower(ctx);
         } else {
-            dst.resize(ctx.ext[I].rows, ctx.ext[I].cols);
+            detail::resize_to(dst, ctx.ext[I].rows, ctx.ext[I].cols);
             node_eval::assign_expression(ctx, dst);
         }
     }
@@ -197,8 +197,10 @@ decltype(auto) value(Ctx& ctx) {
 
 // Cold and out of line: the error path must not weigh on the code of the evaluation around it.
 template <class K, std::size_t I, std::size_t N, std::size_t... J>
-[[noreturn, gnu::cold, gnu::noinline]] void throw_shape_error(std::array<extent, N> const& ext, shape_check const& check,
-                                    std::index_sequence<J...>) {
+[[noreturn, gnu::cold, gnu::noinline]] void throw_shape_error(std::array<extent, N> const& ext, int bad_operand,
+                                                              long expected_rows, long expected_cols,
+                                                              expectation kind, std::index_sequence<J...>) {
+    shape_check const check{{}, bad_operand, {expected_rows, expected_cols}, kind};
     std::string const names[] = {detail::node_name<K, operand_of<K, I, J>>()...};
     std::string const shapes[] = {detail::shape_text<meta_at<K, operand_of<K, I, J>>>(ext[operand_of<K, I, J>])...};
     detail::throw_shape_error(info<node_of<K, I>>::primitive::name, I, names, shapes, sizeof...(J), check);
@@ -220,8 +222,15 @@ int compute_extent(std::array<extent, N>& ext, Args const& args) {
     } else {
         shape_check const check = node_eval<K, I>::shape(ext);
         if (check.bad_operand >= 0)
-            detail::throw_shape_error<K, I>(ext, check, std::make_index_sequence<arity_of<K, I>>{});
-        ext[I] = check.out;
+            detail::throw_shape_error<K, I>(ext, check.bad_operand, check.expected.rows, check.expected.cols, check.kind,
+                                            std::make_index_sequence<arity_of<K, I>>{});
+        // The check passed to the error path by its fields and the extents stored field by field: with
+        // the check's address taken, or the pair copied whole, g++ keeps the pair in a stack slot and
+        // reloads it as one 16-byte vector, a store-forwarding stall per node (perf: most of
+        // compute_extents' time in a call on a few elements).
+        long const rows = check.out.rows, cols = check.out.cols;
+        ext[I].rows = rows;
+        ext[I].cols = cols;
     }
     return 0;
 }

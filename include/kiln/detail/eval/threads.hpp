@@ -81,7 +81,7 @@ bool materialize_split(Ctx& ctx) {
             detail::slot_get<plan_of<K>.owner[I]>(ctx.store) = E::template reduce_combine<R>(partials.data(), n);
         } else {
             if (out.rows * out.cols < 2L * parts) return false;
-            detail::slot_get<plan_of<K>.owner[I]>(ctx.store).resize(out.rows, out.cols);
+            detail::resize_to(detail::slot_get<plan_of<K>.owner[I]>(ctx.store), out.rows, out.cols);
             detail::parallel_for(*pool, parts, [&](int p) { E::materialize_part(ctx, p, parts); });
         }
         return true;

@@ -18,6 +18,14 @@ concept eigen_array = std::is_base_of_v<Eigen::ArrayBase<std::remove_cvref_t<T>>
 template <class T>
 concept eigen_plain = std::is_base_of_v<Eigen::PlainObjectBase<std::remove_cvref_t<T>>, std::remove_cvref_t<T>>;
 
+// A plain object given extents (rows, cols), resized only if it has other extents: Eigen's resize()
+// checks rows * cols for overflow with an integer division on every call, which a small graph called in
+// a loop pays for each temporary and destination even when nothing changes size.
+template <class P>
+void resize_to(P& p, long rows, long cols) {
+    if (static_cast<long>(p.rows()) != rows || static_cast<long>(p.cols()) != cols) p.resize(rows, cols);
+}
+
 // A coefficient-wise (array) view of x; a plain Array is wrapped so the view holds it by reference.
 template <class X>
 auto as_array(X const& x) {
