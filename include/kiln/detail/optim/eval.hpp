@@ -116,7 +116,8 @@ void run_into(Dst& dst, Args const&... args) {
         static_assert(eigen_plain<Dst> && std::is_same_v<typename Dst::Scalar, typename M::scalar>,
                       "kiln: the destination must be an Eigen Matrix or Array of the output's dtype");
         auto const arg_refs = std::forward_as_tuple(args...);
-        auto const ext = detail::extents_of<K>(arg_refs);
+        extents_storage<K> storage;
+        auto const& ext = storage.compute(arg_refs);
         if (dst.rows() != ext[out].rows || dst.cols() != ext[out].cols)
             detail::throw_destination_error(
                 detail::shape_text<M>(extent{static_cast<long>(dst.rows()), static_cast<long>(dst.cols())}),
