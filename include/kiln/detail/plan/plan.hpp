@@ -273,6 +273,8 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
         // read, like the constant itself: never stored for its uses (it was one temporary per seed element).
         constexpr bool typed_constant[] = {constant_like<Ns>::value...};
         constexpr bool fill[] = {fill_of_constant<Ns>::value...};
+        // What an expression reads as a literal, never from memory: a constant, a typed constant, a fill.
+        auto const literal = [&](std::size_t j) { return kind[j] == node_kind::constant || typed_constant[j] || fill[j]; };
         constexpr long rows[] = {info<Ns>::rows...}, cols[] = {info<Ns>::cols...};
         // A rank-0 node is stored only for the reasons any node is (several uses, an output, ...): one read
         // once is computed where its user's expression is built, a plain scalar the compiler keeps in a
@@ -287,7 +289,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
             p.num_params += kind[i] == node_kind::param;
             bool recompute = cheap[i] && p.uses[i] <= max_recomputing_users && (rows[i] < 0 || cols[i] < 0);
             for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c)
-                recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]] || fill[p.edges[c]] || thin[p.edges[c]]);
+                recompute = recompute && (p.shape_edge[c] || stored[p.edges[c]] || literal(p.edges[c]) || thin[p.edges[c]]);
             // A fill of fixed extents is never stored for its uses; one of dynamic extents is, when read more
             // than once (by two matrix products: Eigen's GEMM would otherwise evaluate it into a temporary of
             // its own for each), though as an operand of a recomputed or thin node it is a literal.
@@ -303,7 +305,7 @@ struct planner<graph<mp_list<Ns...>, mp_list<Os...>, A, T>> {
                 bool literals = true;
                 for (std::size_t c = p.first[i]; c < p.first[i + 1]; ++c) {
                     std::size_t const v = p.edges[c];
-                    if (p.shape_edge[c] || kind[v] == node_kind::constant || typed_constant[v] || fill[v]) continue;
+                    if (p.shape_edge[c] || literal(v)) continue;
                     ++values;
                     literals = literals && stored[v];
                 }
