@@ -234,13 +234,6 @@ template <class K, std::size_t... I>
 constexpr std::array<extent, sizeof...(I)> fixed_extents(std::index_sequence<I...>) {
     return {extent{meta_at<K, I>::rank == 0 ? 1 : meta_at<K, I>::rows, meta_at<K, I>::rank == 0 ? 1 : meta_at<K, I>::cols}...};
 }
-template <class K, std::size_t... I>
-constexpr bool all_fixed(std::index_sequence<I...>) {
-    constexpr bool fixed[] = {true, (meta_at<K, I>::rows >= 0 && meta_at<K, I>::cols >= 0)...};
-    for (bool f : fixed)
-        if (!f) return false;
-    return true;
-}
 
 // Arguments of kinds that are no graph input (compile-time values, strings and enums, kiln::none): baked
 // into a compiled function and not passed again.
@@ -257,7 +250,7 @@ template <class K>
 class lowered : public traced<K> {
     static constexpr std::size_t n = detail::size_of<K>;
     static constexpr auto& plan = detail::plan_of<K>;
-    static constexpr bool fixed = detail::all_fixed<K>(std::make_index_sequence<n>{});
+    static constexpr bool fixed = detail::extents_fixed<K>::value;
     using traced<K>::ext_;
     std::optional<env> env_;  // pinned by jit(f, env), passed on to compile()
     template <class F, class... Args>
