@@ -95,7 +95,7 @@ struct arg_extremum : primitive_base {
         requires(Axis != all_axes && A::rank == 2)
     static void assign(Dst& dst, extent out, X const& x) {
         using T = typename A::scalar;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         auto const v = as_array(x);
         Eigen::Index const rows = v.rows(), cols = v.cols();
         if constexpr (Axis == 0) {

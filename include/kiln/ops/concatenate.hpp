@@ -95,7 +95,7 @@ struct concatenate_p : primitive_base {
     template <class... A, class Dst, class... X>
     static void assign(Dst& dst, detail::extent out, X const&... x) {
         using T = typename rule<A...>::scalar;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if constexpr (all_fixed<A...>) {
             [&]<std::size_t... K>(std::index_sequence<K...>) {
                 (concatenate_p::put_fixed<T, A, offsets<A...>()[K]>(dst, x), ...);

@@ -70,7 +70,7 @@ struct cumprod_tangent_p : primitive_base {
     template <class T, class X, class Dst, class G, class V>
     static void assign(Dst& dst, detail::extent out, G const& g_in, V const& x_in) {
         using R = typename rule<T, X>::scalar;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if (dst.size() == 0) return;
         using O = rule<T, X>;  // an operand that broadcasts is stretched to the result's extent
         auto const g = detail::filled_operand<R, T, O>(g_in, out);

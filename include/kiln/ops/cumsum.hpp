@@ -59,7 +59,7 @@ struct cumulative : primitive_base {
     static void assign(Dst& dst, extent out, X const& x) {
         using R = scalar_of<A>;
         using C = typename std::conditional_t<wrapping<R>, std::make_unsigned<R>, std::type_identity<R>>::type;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if (dst.size() == 0) return;
         auto const v = as_array(cast_to<R>(x));
         Eigen::Index const rows = out.rows, cols = out.cols;

@@ -66,7 +66,7 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
         requires(Axis != detail::all_axes && A::rank == 2)
     static void assign(Dst& dst, detail::extent out, X const& x) {
         using T = typename logsumexp_p::template rule<A>::scalar;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         auto const v = detail::as_array(detail::cast_to<T>(x));
         if (dst.size() == 0) return;
         if ((Axis == 0 ? v.rows() : v.cols()) == 0) {

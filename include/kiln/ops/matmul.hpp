@@ -57,7 +57,7 @@ struct matmul_p : primitive_base {
         // Inner extent 0: zeros. (Eigen's coefficient-wise product of small fixed sizes would take rows of
         // x, which has no elements: its null data pointer offset, UBSan's error.)
         if (x.cols() == 0) return void(dst.setZero(out.rows, out.cols));
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if constexpr (detail::wrapping<R>) {  // integers wrap around on overflow, as in XLA (kiln/dtype.hpp)
             using U = std::make_unsigned_t<R>;
             dst.noalias() = (detail::as_matrix(detail::cast_to<R>(x)).template cast<U>() *

@@ -61,7 +61,7 @@ struct argsort_p : primitive_base {
     template <class A, class Dst, class X>
     static void assign(Dst& dst, detail::extent out, X const& x) {
         using T = typename A::scalar;
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if (dst.size() == 0) return;
         auto const v = detail::as_array(x);
         Eigen::Index const n = Axis == 0 ? out.rows : out.cols, m = Axis == 0 ? out.cols : out.rows;

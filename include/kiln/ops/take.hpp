@@ -138,7 +138,7 @@ struct gather_p : primitive_base {
     static void assign(Dst& dst, detail::extent out, X const& x, Idx const& idx) {
         long const length = Axis == 0 ? static_cast<long>(x.rows()) : static_cast<long>(x.cols());
         detail::check_indices<Axis, I>(name, idx, length, detail::argument_index<typename I::origin>);
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         auto const v = detail::as_array(x);
         for (Eigen::Index j = 0; j < out.cols; ++j)
             for (Eigen::Index i = 0; i < out.rows; ++i) {

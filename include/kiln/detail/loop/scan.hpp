@@ -1372,10 +1372,11 @@ struct scan_p : primitive_base {
         constexpr auto ys = std::make_index_sequence<num_ys>{};
         [&]<std::size_t... K>(std::index_sequence<K...>) {
             ((std::get<K>(dst.values) = std::get<K>(ops)), ...);
-            (((Read >> (num_carry + num_ys + K)) & 1 ? void(std::get<num_carry + num_ys + K>(dst.values).resize(
-                                                           scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows,
-                                                           scan_p::saved_count(bound >= 0 ? bound : length)))
-                                                     : void()),
+            (((Read >> (num_carry + num_ys + K)) & 1
+                  ? detail::resize_to(std::get<num_carry + num_ys + K>(dst.values),
+                                      scan_p::result_extent<num_carry + num_ys + K>(ext.data(), body).rows,
+                                      scan_p::saved_count(bound >= 0 ? bound : length))
+                  : void()),
              ...);
         }(carries);
         [&]<std::size_t... J>(std::index_sequence<J...>) {  // the stacked outputs read
@@ -1419,7 +1420,8 @@ struct scan_p : primitive_base {
     }
     template <std::uint64_t Read, std::size_t J, class S>
     static void resize_stacked(S& stacked, extent e) {
-        if constexpr (((Read >> (num_carry + J)) & 1) != 0 && y_leaf<J>::stored::rank == 2) stacked.resize(e.rows, e.cols);
+        if constexpr (((Read >> (num_carry + J)) & 1) != 0 && y_leaf<J>::stored::rank == 2)
+            detail::resize_to(stacked, e.rows, e.cols);
     }
     // A bounded loop at its bound: kiln::max_steps_error, unless the caller reads the flag (reports).
     static void limit_reached() {

@@ -159,7 +159,7 @@ struct reduction : primitive_base {
     template <class A, class Dst, class X>
         requires(Axis != all_axes && A::rank == 2)
     static void assign(Dst& dst, extent out, X const& x) {
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         if (dst.size() == 0) return;
         bool const empty = Axis == 0 ? x.rows() == 0 : x.cols() == 0;
         if (empty) dst.setConstant(Derived::template identity<typename rule<A>::scalar>());
@@ -456,7 +456,7 @@ struct normalization : primitive_base {
     // memory directly, else dst holding x's value (evaluated once, so the primitive can read it twice).
     template <class R, class Dst, class X>
     static auto source(Dst& dst, extent out, X const& x) {
-        dst.resize(out.rows, out.cols);
+        detail::resize_to(dst, out.rows, out.cols);
         auto v = as_array(cast_to<R>(x));
         if constexpr (direct_access<decltype(v)>) {
             return v;
