@@ -139,6 +139,8 @@ static_assert(primitive_traits<kiln::ops::add_p>::recomputed_when_shared &&
               !primitive_traits<kiln::ops::tanh_p>::recomputed_when_shared);
 static_assert(primitive_traits<kiln::ops::wrt_p<some_tag>>::alias && !primitive_traits<kiln::ops::mul_p>::alias);
 static_assert(primitive_traits<kiln::ops::mul_p>::folds && !primitive_traits<kiln::ops::matmul_p>::folds);
+static_assert(primitive_traits<kiln::ops::concatenate_p<0>>::inlined_when_fixed &&
+              !primitive_traits<kiln::ops::matmul_p>::inlined_when_fixed);
 static_assert(primitive_traits<kiln::ops::max_p<-1>>::keeps_bool && primitive_traits<kiln::ops::max_p<-1>>::associative &&
               !primitive_traits<kiln::ops::mean_p<-1>>::keeps_bool && !primitive_traits<kiln::ops::mean_p<-1>>::associative);
 static_assert(primitive_traits<kiln::ops::mul_p>::is_left_identity<1>() &&
@@ -149,7 +151,8 @@ static_assert(primitive_traits<kiln::ops::sum_p<0>>::has_attrs && primitive_trai
 static_assert(primitive_traits<kiln::ops::matmul_p>::has_batch && !primitive_traits<kiln::ops::tanh_p>::has_batch);
 using cube = primitive_traits<demo::cube_p>;
 static_assert(!cube::operands_in_memory && cube::shape_only_operands == 0 && !cube::recomputed_when_shared &&
-              !cube::alias && !cube::folds && !cube::keeps_bool && !cube::associative && !cube::has_attrs);
+              !cube::alias && !cube::folds && !cube::keeps_bool && !cube::associative && !cube::has_attrs &&
+              !cube::inlined_when_fixed);
 static_assert(cube::has_vjp && !cube::has_jvp && !cube::has_batch && cube::has_lower && !cube::has_assign);
 using bare = primitive_traits<demo::bare_p>;
 static_assert(bare::alias && !bare::folds && bare::shape_only_operands == 0 && !bare::has_vjp && !bare::has_lower &&

@@ -26,6 +26,7 @@ struct concatenate_p : primitive_base {
     static_assert(Axis == 0 || Axis == 1, "kiln: an axis is 0 (rows) or 1 (columns)");
     static constexpr std::string_view name = "concatenate";
     static constexpr std::string_view attrs() { return Axis == 0 ? "dimension=0" : "dimension=1"; }
+    static constexpr bool inlined_when_fixed = true;  // see kiln::primitive_base
 
     // The joined extent of operands e[0..n): along Axis the sum, across it the first known extent, which
     // every other operand must have (the first that does not is reported).

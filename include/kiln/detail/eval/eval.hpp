@@ -56,6 +56,8 @@ int materialize_if(Ctx& ctx) {
             }
 #endif
         if constexpr (plan_of<K>.rereads[I] && !fixed) node_eval<K, I>::materialize_inlined(ctx);
+        else if constexpr (fixed && primitive_traits<typename info<node_of<K, I>>::primitive>::inlined_when_fixed)
+            node_eval<K, I>::materialize_fixed(ctx);
         else node_eval<K, I>::materialize(ctx);
         if constexpr (Checked)
             if (ctx.environment->debug_nans) detail::check_finite<K, I>(ctx);

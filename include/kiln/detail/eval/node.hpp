@@ -78,6 +78,14 @@ struct node_eval<K, I, std::index_sequence<J...>> {
     static void materialize(Ctx& ctx) {
         node_eval::materialize_to(ctx, detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     }
+    // The same, inlined into its caller with every call inside: a fixed-size node of a primitive that is
+    // inlined_when_fixed (concatenate). The pose residual's gradient (bench_jacobian) took 133 ns with its
+    // concatenate out of line, 100-108 ns with it inlined; forcing every node inline instead made Misra1a's
+    // dynamic-size least squares 20-30% slower (bench/RESULTS.md, "A call's fixed cost").
+    template <class Ctx>
+    [[gnu::always_inline, gnu::flatten]] static void materialize_fixed(Ctx& ctx) {
+        node_eval::materialize_to(ctx, detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
+    }
     // Whether the primitive writes its result itself (the first branches of materialize_to) rather than
     // through the fused expression of the last: only then can a destination of another type than the
     // node's temporary (a Map, a Block: jit(f).into) not take its value directly.

@@ -84,6 +84,10 @@ struct primitive_base {
     // Its assign also reads the traced function's arguments (a kiln::opaque object, kiln/custom_rules.hpp):
     // it is called as assign<M...>(dst, extent, args, operands...), args the tuple of the arguments.
     static constexpr bool reads_arguments = false;
+    // Its evaluation at a fixed size is forced inline into the graph's run, with every call in it
+    // (concatenate: its operands' fused expressions are written in it, which makes it too large for g++'s
+    // inliner, and the nodes around it then store and reload what stays in registers otherwise).
+    static constexpr bool inlined_when_fixed = false;
 };
 
 namespace detail {
@@ -160,6 +164,10 @@ struct primitive_traits {
     static constexpr bool reads_arguments = [] {
         if constexpr (requires { P::reads_arguments; }) return bool(P::reads_arguments);
         else return primitive_base::reads_arguments;
+    }();
+    static constexpr bool inlined_when_fixed = [] {
+        if constexpr (requires { P::inlined_when_fixed; }) return bool(P::inlined_when_fixed);
+        else return primitive_base::inlined_when_fixed;
     }();
 
     // Whether constant V is P's identity on the left (V op x = x) or on the right (x op V = x).
