@@ -79,9 +79,10 @@ struct node_eval<K, I, std::index_sequence<J...>> {
         node_eval::materialize_to(ctx, detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
     }
     // The same, inlined into its caller with every call inside: a fixed-size node of a primitive that is
-    // inlined_when_fixed (concatenate). The pose residual's gradient (bench_jacobian) took 133 ns with its
-    // concatenate out of line, 100-108 ns with it inlined; forcing every node inline instead made Misra1a's
-    // dynamic-size least squares 20-30% slower (bench/RESULTS.md, "A call's fixed cost").
+    // inlined_when_fixed (concatenate). The pose residual's gradient (bench_jacobian) took 134-145 ns with
+    // its concatenate out of line, 109-113 ns with it inlined; forcing every node inline instead made Misra1a's
+    // dynamic-size least squares 20-30% slower (bench/RESULTS.md, "A fixed-size concatenate evaluated
+    // inline").
     template <class Ctx>
     [[gnu::always_inline, gnu::flatten]] static void materialize_fixed(Ctx& ctx) {
         node_eval::materialize_to(ctx, detail::slot_get<plan_of<K>.owner[I]>(ctx.store));
