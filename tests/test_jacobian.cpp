@@ -337,3 +337,77 @@ TEST(Jacobian, HessianOfAnotherArgument) {
 }
 
 }  // namespace
+
+// A one-hot seed meeting a small product (matmul of fixed extents) is multiplied out element by element:
+// the derivative of R d seeded at row k is row k of R, with no product by a one-hot vector left in the
+// plan (in forward mode, where the seed reaching the product is a matrix of literals). Values against the
+// Jacobian derived by hand.
+auto const rotated_difference = [](auto const& p, auto const& m) {  // R(th)^T (b - a) - m, p = (a, th, b)
+    auto const c = kiln::cos(kiln::at<2>(p));
+    auto const s = kiln::sin(kiln::at<2>(p));
+    auto const rt = kiln::matrix<2, 2>(c, s, -s, c);
+    auto const d = kiln::vector(kiln::at<3>(p) - kiln::at<0>(p), kiln::at<4>(p) - kiln::at<1>(p));
+    return kiln::matmul(rt, d) - m;
+};
+TEST(Jacobian, SeedsMeetingASmallProductAreMultipliedOut) {
+    using Vector5d = Eigen::Matrix<double, 5, 1>;
+    using Matrix25d = Eigen::Matrix<double, 2, 5>;
+    Vector5d p;
+    p << 0.1, 0.2, 0.3, 1.5, -0.5;
+    Eigen::Vector2d const m(0.3, 0.4);
+    double const c = std::cos(p(2)), s = std::sin(p(2)), dx = p(3) - p(0), dy = p(4) - p(1);
+    Matrix25d expected;
+    expected << -c, -s, -s * dx + c * dy, c, s,  //
+        s, -c, -c * dx - s * dy, -s, c;
+    expect_close(Matrix25d(kiln::jit(kiln::jacrev(rotated_difference))(p, m)), expected, 1e-15);
+    expect_close(Matrix25d(kiln::jit(kiln::jacfwd(rotated_difference))(p, m)), expected, 1e-15);
+    auto const [r, J] = kiln::jit(kiln::value_and_jacobian(rotated_difference))(p, m);
+    Eigen::Matrix2d rt;
+    rt << c, s, -s, c;
+    expect_close(r, Eigen::Vector2d(rt * Eigen::Vector2d(dx, dy) - m), 1e-15);
+    expect_close(J, expected, 1e-15);
+    // The value keeps its product; the reverse passes have none.
+    EXPECT_EQ(count_nodes(kiln::trace(kiln::jacrev(rotated_difference), p, m).as_text(), "matmul"), 0u);
+    EXPECT_EQ(count_nodes(kiln::trace(kiln::value_and_jacrev(rotated_difference), p, m).as_text(), "matmul"), 1u);
+    // A product of run-time extents keeps its matrix products.
+    auto const dynamic = [](auto const& A, auto const& x) { return kiln::matmul(A, x); };
+    MatrixXd const A = MatrixXd::Random(3, 2);
+    Eigen::Vector2d const x(0.5, -1.0);
+    std::string const dyn = kiln::trace(kiln::jacfwd(dynamic, kiln::argnums<1>), A, x).as_text();
+    EXPECT_GT(count_nodes(dyn, "matmul"), 0u) << dyn;
+    expect_close(MatrixXd(kiln::jit(kiln::jacfwd(dynamic, kiln::argnums<1>))(A, x)), A, 1e-15);
+}
+
+// The products a zero of the seed selects out are not computed, as a known-zero cotangent is not: an infinite
+// entry of the other operand makes no other entry NaN (a dense product by the one-hot seed gives inf * 0).
+TEST(Jacobian, AnInfiniteEntryOfAProductStaysInItsEntry) {
+    auto const f = [](auto const& A, auto const& x) { return kiln::matmul(A, x); };
+    double const inf = std::numeric_limits<double>::infinity();
+    Eigen::Matrix2d A;
+    A << 1, 2, inf, 3;
+    Eigen::Vector2d const x(1.0, 1.0);
+    Eigen::Matrix2d const Jr = kiln::jit(kiln::jacrev(f, kiln::argnums<1>))(A, x);
+    Eigen::Matrix2d const Jf = kiln::jit(kiln::jacfwd(f, kiln::argnums<1>))(A, x);
+    for (Eigen::Matrix2d const& J : {Jr, Jf}) {
+        EXPECT_EQ(J(0, 0), 1.0);
+        EXPECT_EQ(J(0, 1), 2.0);
+        EXPECT_EQ(J(1, 0), inf);
+        EXPECT_EQ(J(1, 1), 3.0);
+    }
+}
+
+// vmap of a Jacobian through a small product: the multiplied-out seed batches like any scalar graph.
+TEST(Jacobian, VmapOfAJacobianThroughASmallProduct) {
+    auto const row = [](auto const& x) {  // [sin x0, x1] [x0, x1^2]^T, a 1 x 1 product
+        auto const a = kiln::matrix<1, 2>(kiln::sin(kiln::at<0>(x)), kiln::at<1>(x));
+        auto const b = kiln::vector(kiln::at<0>(x), kiln::at<1>(x) * kiln::at<1>(x));
+        return kiln::matmul(a, b);
+    };
+    Eigen::Matrix<double, 4, 2> X;
+    X << 0.1, 0.2, -0.3, 0.4, 0.5, -0.6, 0.7, 0.8;
+    Eigen::Matrix<double, 4, 2> const J = kiln::jit(kiln::vmap(kiln::jacrev(row)))(X);
+    for (Eigen::Index i = 0; i < X.rows(); ++i) {
+        double const x0 = X(i, 0), x1 = X(i, 1);
+        expect_close(Eigen::RowVector2d(J.row(i)), Eigen::RowVector2d(std::cos(x0) * x0 + std::sin(x0), 3 * x1 * x1), 1e-15);
+    }
+}

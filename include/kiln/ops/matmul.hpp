@@ -7,6 +7,9 @@
 #include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/batching.hpp>
+#include <kiln/ops/add.hpp>
+#include <kiln/ops/at.hpp>
+#include <kiln/ops/matrix.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sum.hpp>
 
@@ -15,6 +18,85 @@
 #include <type_traits>
 
 namespace kiln {
+namespace detail {
+// A product whose one operand is a small matrix of constants: a derivative's one-hot seed meeting a
+// product (reverse mode: ct B^T and A^T ct; forward mode: t B and A t). Written out element by element,
+// each element is the sum of its products whose constant is not zero, and a constant 1 folds away
+// (detail/ir/fold.hpp): the derivative of `matmul(R, v)` seeded at row k is row k of R, not a product
+// by a one-hot vector. A zero constant's products are not computed, as a known-zero cotangent is not
+// (an infinite entry of the other operand does not make them NaN). Only for fixed extents of at most
+// `max_terms` products, so a graph grows by a few scalar nodes at most.
+
+// A literal 0, or one cast to a dtype.
+template <class N>
+struct zero_literal : std::false_type {};
+template <auto V>
+struct zero_literal<constant<V>> : std::bool_constant<V == 0> {};
+template <class T, auto V>
+struct zero_literal<node<ops::cast_p<T>, constant<V>>> : std::bool_constant<V == 0> {};
+// A matrix of constants (kiln::matrix of literals), and which of its elements are 0.
+template <class N>
+struct constant_matrix : std::false_type {};
+template <long R, long C, class... Xs>
+    requires(constant_like<Xs>::value && ...)
+struct constant_matrix<node<ops::matrix_p<R, C>, Xs...>> : std::true_type {
+    static constexpr bool zero_at(long r, long c) {
+        constexpr bool zeros[] = {zero_literal<Xs>::value...};
+        return zeros[r * C + c];
+    }
+};
+// An operand as a product reads it (transposed when T), from its meta M (its extents) and Constants (a
+// constant_matrix, or std::false_type): named after neither node type, only after short ones.
+template <class M, bool T, class Constants>
+struct operand_as_read {
+    static constexpr long rows = T ? M::cols : M::rows, cols = T ? M::rows : M::cols;
+    static constexpr bool constant = Constants::value;
+    // Whether element (r, c) as read is a constant 0.
+    static constexpr bool zero_at(long r, long c) {
+        if constexpr (!constant) return false;
+        else if constexpr (T) return Constants::zero_at(c, r);
+        else return Constants::zero_at(r, c);
+    }
+};
+template <class X, bool T, class N = typename X::kiln_expr>
+using product_operand = operand_as_read<meta_of_tracer<X>, T,
+                                        std::conditional_t<constant_matrix<N>::value, constant_matrix<N>, std::false_type>>;
+inline constexpr long max_terms = 64;
+template <class A, class B>
+inline constexpr bool by_elements = A::rows >= 0 && A::cols >= 0 && B::cols >= 0 && (A::constant || B::constant) &&
+                                    A::rows * A::cols * B::cols <= max_terms;
+
+template <long I, long J, bool T, class X>
+constexpr auto element_as_read(X const& x) {
+    if constexpr (T) return kiln::at<J, I>(x);
+    else return kiln::at<I, J>(x);
+}
+// Element (I, J) of l r: Acc (nullptr: no term yet) plus the terms from K on.
+template <long I, long J, long K, bool TL, bool TR, class L, class R, class Acc>
+constexpr auto product_entry(L const& l, R const& r, Acc const& acc) {
+    using A = product_operand<L, TL>;
+    using B = product_operand<R, TR>;
+    if constexpr (K == A::cols) {
+        if constexpr (!std::is_null_pointer_v<Acc>) return acc;
+        else if constexpr (A::zero_at(I, 0)) return element_as_read<I, 0, TL>(l);  // every term's constant is 0:
+        else return element_as_read<0, J, TR>(r);                                   // the first of them
+    } else if constexpr (A::zero_at(I, K) || B::zero_at(K, J)) {
+        return detail::product_entry<I, J, K + 1, TL, TR>(l, r, acc);
+    } else {
+        auto const term = element_as_read<I, K, TL>(l) * element_as_read<K, J, TR>(r);
+        if constexpr (std::is_null_pointer_v<Acc>) return detail::product_entry<I, J, K + 1, TL, TR>(l, r, term);
+        else return detail::product_entry<I, J, K + 1, TL, TR>(l, r, acc + term);
+    }
+}
+template <bool TL, bool TR, class L, class R>
+constexpr auto product_by_elements(L const& l, R const& r) {
+    constexpr long rows = product_operand<L, TL>::rows, cols = product_operand<R, TR>::cols;
+    return [&]<long... E>(std::integer_sequence<long, E...>) {
+        return kiln::matrix<rows, cols>(detail::product_entry<E / cols, E % cols, 0, TL, TR>(l, r, nullptr)...);
+    }(std::make_integer_sequence<long, rows * cols>{});
+}
+}  // namespace detail
+
 namespace ops {
 struct matmul_p : primitive_base {
     static constexpr std::string_view name = "matmul";
@@ -113,16 +195,25 @@ struct matmul_p : primitive_base {
     static constexpr double flops(detail::extent, detail::extent a, detail::extent b) {
         return 2.0 * static_cast<double>(a.rows * a.cols * b.cols);
     }
-    // d(A B) = dA B + A dB; reverse: ct B^T for A, A^T ct for B (Eigen's GEMM reads the transposes as they are).
+    // d(A B) = dA B + A dB; reverse: ct B^T for A, A^T ct for B (Eigen's GEMM reads the transposes as they
+    // are). A small seed of constants is multiplied out element by element (detail::product_by_elements).
+    template <bool TL, bool TR, class L, class R>
+    static constexpr auto product(L const& l, R const& r) {
+        if constexpr (detail::by_elements<detail::product_operand<L, TL>, detail::product_operand<R, TR>>)
+            return detail::product_by_elements<TL, TR>(l, r);
+        else if constexpr (TL) return matmul(transpose(l), r);
+        else if constexpr (TR) return matmul(l, transpose(r));
+        else return matmul(l, r);
+    }
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto a, auto b) {
-        if constexpr (K == 0) return matmul(ct, transpose(b));
-        else return matmul(transpose(a), ct);
+        if constexpr (K == 0) return product<false, true>(ct, b);
+        else return product<true, false>(a, ct);
     }
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto, auto a, auto b) {
-        if constexpr (K == 0) return matmul(t, b);
-        else return matmul(a, t);
+        if constexpr (K == 0) return product<false, false>(t, b);
+        else return product<false, false>(a, t);
     }
     // Batching (detail/transform/vmap.hpp): a batch of rows times a matrix is one matrix product, and so is a
     // matrix times a batch of columns; a row times a column, both batched, is a dot product per example
