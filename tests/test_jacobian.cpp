@@ -336,12 +336,10 @@ TEST(Jacobian, HessianOfAnotherArgument) {
     expect_close(H, E, 1e-13);
 }
 
-}  // namespace
-
 // A one-hot seed meeting a small product (matmul of fixed extents) is multiplied out element by element:
 // the derivative of R d seeded at row k is row k of R, with no product by a one-hot vector left in the
-// plan (in forward mode, where the seed reaching the product is a matrix of literals). Values against the
-// Jacobian derived by hand.
+// plan (in forward mode, where the tangent reaching the product is a matrix of literals). Values against
+// the Jacobian derived by hand.
 auto const rotated_difference = [](auto const& p, auto const& m) {  // R(th)^T (b - a) - m, p = (a, th, b)
     auto const c = kiln::cos(kiln::at<2>(p));
     auto const s = kiln::sin(kiln::at<2>(p));
@@ -408,6 +406,9 @@ TEST(Jacobian, VmapOfAJacobianThroughASmallProduct) {
     Eigen::Matrix<double, 4, 2> const J = kiln::jit(kiln::vmap(kiln::jacrev(row)))(X);
     for (Eigen::Index i = 0; i < X.rows(); ++i) {
         double const x0 = X(i, 0), x1 = X(i, 1);
-        expect_close(Eigen::RowVector2d(J.row(i)), Eigen::RowVector2d(std::cos(x0) * x0 + std::sin(x0), 3 * x1 * x1), 1e-15);
+        Eigen::RowVector2d const expected(std::cos(x0) * x0 + std::sin(x0), 3 * x1 * x1);
+        expect_close(Eigen::RowVector2d(J.row(i)), expected, 1e-15);
     }
 }
+
+}  // namespace
