@@ -394,6 +394,27 @@ TEST(Jacobian, AnInfiniteEntryOfAProductStaysInItsEntry) {
     }
 }
 
+// A matrix of literals as the product's own operand is multiplied out the same way in the derivative (its
+// zeros select no product), while the value keeps its matmul.
+TEST(Jacobian, AConstantOperandOfASmallProductIsMultipliedOutToo) {
+    auto const f = [](auto const& x) {
+        return kiln::matmul(kiln::matrix<2, 2>(kiln::c<2.0>, kiln::c<0.0>, kiln::c<1.0>, kiln::c<3.0>), kiln::exp(x));
+    };
+    Eigen::Vector2d const x(0.3, -0.4);
+    Eigen::Matrix2d A;
+    A << 2, 0, 1, 3;
+    Eigen::Matrix2d const expected = A * x.array().exp().matrix().asDiagonal();
+    expect_close(Eigen::Matrix2d(kiln::jit(kiln::jacrev(f))(x)), expected, 1e-15);
+    expect_close(Eigen::Matrix2d(kiln::jit(kiln::jacfwd(f))(x)), expected, 1e-15);
+    auto const total = [&](auto const& v) { return kiln::sum(f(v)); };
+    Eigen::Vector2d const g = kiln::jit(kiln::grad(total))(x);
+    expect_close(g, Eigen::Vector2d((A.transpose() * Eigen::Vector2d::Ones()).cwiseProduct(x.array().exp().matrix())),
+                 1e-15);
+    std::string const grad_text = kiln::trace(kiln::value_and_grad(total), x).as_text();
+    EXPECT_EQ(count_nodes(grad_text, "matmul"), 1u) << grad_text;  // the value's
+    EXPECT_EQ(count_nodes(kiln::trace(f, x).as_text(), "matmul"), 1u);
+}
+
 // vmap of a Jacobian through a small product: the multiplied-out seed batches like any scalar graph.
 TEST(Jacobian, VmapOfAJacobianThroughASmallProduct) {
     auto const row = [](auto const& x) {  // [sin x0, x1] [x0, x1^2]^T, a 1 x 1 product
