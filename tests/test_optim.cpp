@@ -1,6 +1,7 @@
 // kiln::optim (docs/optim.md): each optimizer's trajectory on a quadratic against numbers computed
 // independently, pytrees (a struct, a tuple, a std::array whose gradient is a tuple, float leaves), the
-// state, shape errors word for word, the in-place evaluation's rule, and no allocation after init.
+// state, shape errors word for word, steps written in place (aliasing included), and no allocation after
+// init.
 //
 // Allocations are counted twice (tests/count_allocations.hpp): operator new and Eigen's own heap allocations.
 #include "count_allocations.hpp"  // first: before any Eigen header
@@ -306,62 +307,75 @@ TEST(Errors, GradientShapeMismatchNamesTheLeaf) {
 }
 
 // ---------------------------------------------------------------------------------------------------
-// The in-place evaluation (detail/optim/eval.hpp): which graphs may write into a destination that is also
-// an argument, and that such a write is exact.
+// In place: a step writes into the state's own storage, and the order of its writes makes aliasing safe.
 // ---------------------------------------------------------------------------------------------------
-template <class F, class... Args>
-constexpr bool writes_in_place() {
-    using T = kiln::detail::tracer_for<F, 0, Args...>;
-    struct key {
-        using graph [[maybe_unused]] = typename T::graph;
-    };
-    return kiln::detail::writes_in_place<key>::value;
-}
-struct pointwise_fn {
-    auto operator()(auto const& x, auto const& y, auto const& s) const { return kiln::tanh(x * x + y) * s + kiln::sum(x); }
+// Adam on a matrix, a row-major matrix, an array and a scalar, as a struct.
+struct mixed_model {
+    MatrixXd w;
+    Eigen::Matrix<double, 2, 3, Eigen::RowMajor> r;
+    Eigen::ArrayXd b;
+    double s;
 };
-struct matmul_fn {
-    auto operator()(auto const& x, auto const& y) const { return kiln::matmul(x, y) + x; }
-};
-struct transpose_fn {
-    auto operator()(auto const& x, auto const& y) const { return kiln::transpose(x) + y; }
-};
-struct broadcast_fn {
-    auto operator()(auto const& x, auto const& row) const { return x + row; }
-};
-struct two_outputs_fn {
-    auto operator()(auto const& x, auto const& y) const { return std::make_tuple(x + y, x - y); }
-};
-struct stored_matrix_fn {  // x * y read by two users: stored in a temporary matrix
-    auto operator()(auto const& x, auto const& y) const {
-        auto const e = kiln::exp(x * y);
-        return e * e + kiln::log(e);
+
+// AdamW's steps on one element, in plain doubles by optax's formulas (the reference for each leaf).
+double adamw_by_hand(double p, double g, int steps, double lr, double wd) {
+    double m = 0, v = 0;
+    for (int t = 1; t <= steps; ++t) {
+        m = 0.9 * m + 0.1 * g;
+        v = 0.999 * v + 0.001 * g * g;
+        double const mh = m / (1 - std::pow(0.9, t)), vh = v / (1 - std::pow(0.999, t));
+        p += -lr * (mh / (std::sqrt(vh) + 1e-8) + wd * p);
     }
-};
-
-TEST(InPlace, TheRuleIsCheckedStatically) {
-    static_assert(writes_in_place<pointwise_fn, MatrixXd, MatrixXd, double>());
-    static_assert(writes_in_place<kiln::detail::optim_kernels::adamw_update, MatrixXd, MatrixXd, MatrixXd, double,
-                                  double, double, double>());
-    static_assert(!writes_in_place<matmul_fn, MatrixXd, MatrixXd>());
-    static_assert(!writes_in_place<transpose_fn, MatrixXd, MatrixXd>());
-    static_assert(!writes_in_place<broadcast_fn, MatrixXd, Eigen::RowVectorXd>());
-    static_assert(!writes_in_place<two_outputs_fn, MatrixXd, MatrixXd>());
-    static_assert(!writes_in_place<stored_matrix_fn, MatrixXd, MatrixXd>());
-    SUCCEED();
+    return p;
 }
 
-TEST(InPlace, DestinationReadAndWritten) {
-    MatrixXd x = MatrixXd::Random(7, 5), y = MatrixXd::Random(7, 5);
-    MatrixXd const want = ((x.array() * x.array() + y.array()).tanh() * 0.5 + x.sum()).matrix();
-    double const* const data = x.data();
-    kiln::detail::evaluate_into<pointwise_fn>(x, x, y, 0.5);  // x = tanh(x * x + y) * 0.5 + sum(x)
-    EXPECT_EQ(x.data(), data);                                 // written where it was
-    EXPECT_TRUE(x.isApprox(want, 1e-15));
-    MatrixXd wrong(3, 5);
-    EXPECT_EQ(error_of([&] { kiln::detail::evaluate_into<pointwise_fn>(wrong, x, y, 0.5); }),
-              "kiln: shape mismatch in an in-place evaluation: the destination has shape f64[3,5] but the output "
-              "has shape f64[7,5]");
+TEST(InPlace, StepsWriteIntoTheState) {
+    mixed_model p{MatrixXd::Random(4, 3), Eigen::Matrix<double, 2, 3, Eigen::RowMajor>::Random(), Eigen::ArrayXd::Random(5),
+                  0.25};
+    mixed_model const p0 = p;
+    mixed_model const g{MatrixXd::Random(4, 3), Eigen::Matrix<double, 2, 3, Eigen::RowMajor>::Random(),
+                        Eigen::ArrayXd::Random(5), -1.5};
+    auto const opt = kiln::optim::adamw(0.1, 0.9, 0.999, 1e-8, 0.5);
+    auto state = opt.init(p);
+    double const* const mu = state.mu.w.data();
+    double const* const updates = state.updates.r.data();
+    double const* const params = p.b.data();
+    for (int s = 0; s < 3; ++s) kiln::optim::apply_updates(p, opt.update(g, state, p).first);
+    EXPECT_EQ(state.mu.w.data(), mu);  // written where they were
+    EXPECT_EQ(state.updates.r.data(), updates);
+    EXPECT_EQ(p.b.data(), params);
+    auto const expect_leaf = [](auto const& got, auto const& start, auto const& grad) {
+        for (Eigen::Index i = 0; i < got.rows(); ++i)
+            for (Eigen::Index j = 0; j < got.cols(); ++j)
+                EXPECT_NEAR(got(i, j), adamw_by_hand(start(i, j), grad(i, j), 3, 0.1, 0.5), 1e-15)
+                    << "element (" << i << ", " << j << ")";
+    };
+    expect_leaf(p.w, p0.w, g.w);
+    expect_leaf(p.r, p0.r, g.r);
+    expect_leaf(p.b, p0.b, g.b);
+    EXPECT_NEAR(p.s, adamw_by_hand(p0.s, g.s, 3, 0.1, 0.5), 1e-15);
+}
+
+// The gradients given as the state's own updates buffer (read by the moments, then overwritten by the
+// update): the same step as with a copy of them.
+TEST(InPlace, GradientsMayBeTheUpdatesBuffer) {
+    mixed_model p{MatrixXd::Random(4, 3), Eigen::Matrix<double, 2, 3, Eigen::RowMajor>::Random(), Eigen::ArrayXd::Random(5),
+                  0.25};
+    mixed_model const g{MatrixXd::Random(4, 3), Eigen::Matrix<double, 2, 3, Eigen::RowMajor>::Random(),
+                        Eigen::ArrayXd::Random(5), -1.5};
+    auto const opt = kiln::optim::adam(0.1);
+    auto apart = opt.init(p);
+    auto aliased = opt.init(p);
+    opt.update(g, apart, p);
+    aliased.updates = g;
+    opt.update(aliased.updates, aliased, p);
+    EXPECT_EQ(aliased.mu.w, apart.mu.w);
+    EXPECT_EQ(aliased.nu.r, apart.nu.r);
+    EXPECT_EQ(aliased.nu.s, apart.nu.s);
+    EXPECT_EQ(aliased.updates.w, apart.updates.w);
+    EXPECT_EQ(aliased.updates.r, apart.updates.r);
+    EXPECT_TRUE((aliased.updates.b == apart.updates.b).all());
+    EXPECT_EQ(aliased.updates.s, apart.updates.s);
 }
 
 // ---------------------------------------------------------------------------------------------------

@@ -546,16 +546,6 @@ struct optim_leaf_mismatch {
                   "arguments of kiln::diagnostic::optim_leaf_mismatch below");
 };
 
-// In-place evaluation (detail/optim/eval.hpp).
-template <class Function>
-struct not_writable_in_place {
-    static_assert(detail::fails<Function>,
-                  "kiln: this function cannot be evaluated into a destination in place: it must return one "
-                  "matrix computed by pointwise operations on its arguments and scalars (no matmul, slice or "
-                  "transpose of a matrix, no broadcast row or column, no matrix stored on the way); the "
-                  "function is the template argument of kiln::diagnostic::not_writable_in_place below");
-};
-
 // kiln::scan (detail/loop/scan.hpp). Leaf<K> numbers a leaf of the carry, of xs or of the per-step output
 // in the depth-first order of its pytree.
 template <std::size_t K>

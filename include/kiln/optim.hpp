@@ -6,23 +6,20 @@
 //   auto [updates, st] = opt.update(grads, state, params);  // written into state, in place: no allocation
 //   kiln::optim::apply_updates(params, updates);            // params += updates, in place
 //
-// Every step is kiln graphs: per leaf, one pointwise function of (g, m, v, p and run-time scalars) per value
-// written, each evaluated by one fused Eigen loop straight into the state's storage
-// (detail/optim/eval.hpp says why that is safe in place). docs/optim.md has the formulas and decisions.
+// Every step is plain Eigen: per leaf, one coefficient-wise expression of (g, m, v, p and run-time scalars)
+// per value written, assigned straight into the state's storage (each element read before it is written,
+// so in place is exact). docs/optim.md has the formulas and decisions.
 #ifndef KILN_OPTIM_HPP
 #define KILN_OPTIM_HPP
 
-#include <kiln/detail/optim/eval.hpp>
+#include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/optim/tree.hpp>
-#include <kiln/ops/add.hpp>
-#include <kiln/ops/div.hpp>
-#include <kiln/ops/mul.hpp>
-#include <kiln/ops/sqrt.hpp>
-#include <kiln/ops/square.hpp>
+#include <kiln/detail/trace/access.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -31,7 +28,8 @@
 
 namespace kiln::detail {
 
-// The pointwise functions an optimizer step evaluates per leaf (each a kiln graph, traced once per leaf type).
+// The pointwise functions an optimizer step evaluates per leaf, on its coefficients: Eigen arrays (a
+// leaf's array view) or scalars, so one definition serves both.
 namespace optim_kernels {
 struct scale {  // u = s * x
     auto operator()(auto const& x, auto const& s) const { return s * x; }
@@ -49,24 +47,44 @@ struct first_moment {  // m = b1 * m + (1 - b1) * g
 };
 struct second_moment {  // v = b2 * v + (1 - b2) * g^2
     auto operator()(auto const& g, auto const& v, auto const& b2, auto const& one_minus_b2) const {
-        return b2 * v + one_minus_b2 * kiln::square(g);
+        return b2 * v + one_minus_b2 * (g * g);
     }
 };
 // u = -lr * m_hat / (sqrt(v_hat) + eps), with m_hat = m / (1 - b1^t), v_hat = v / (1 - b2^t):
 // step = -lr / (1 - b1^t) and inv_bc2 = 1 / (1 - b2^t) are computed once per update.
 struct adam_update {
     auto operator()(auto const& m, auto const& v, auto const& step, auto const& inv_bc2, auto const& eps) const {
-        return step * m / (kiln::sqrt(v * inv_bc2) + eps);
+        using std::sqrt;  // a scalar's; an Eigen array's is found by its namespace
+        return step * m / (sqrt(v * inv_bc2) + eps);
     }
 };
 // AdamW: the same plus -lr * weight_decay * p (decay_step).
 struct adamw_update {
     auto operator()(auto const& m, auto const& v, auto const& p, auto const& step, auto const& inv_bc2,
                     auto const& eps, auto const& decay_step) const {
-        return step * m / (kiln::sqrt(v * inv_bc2) + eps) + decay_step * p;
+        using std::sqrt;
+        return step * m / (sqrt(v * inv_bc2) + eps) + decay_step * p;
     }
 };
 }  // namespace optim_kernels
+
+// A leaf's coefficients: an Eigen object's array view (a Matrix, Array, Map or Ref), a scalar itself, a
+// std::cref's referent.
+template <class Leaf>
+decltype(auto) coefficients(Leaf& leaf) {
+    if constexpr (is_specialization_of<std::remove_const_t<Leaf>, std::reference_wrapper>)
+        return detail::coefficients(leaf.get());
+    else if constexpr (eigen_dense<Leaf>) return leaf.array();
+    else return (leaf);
+}
+
+// dst = F(args...) coefficient by coefficient: one fused Eigen loop over the leaf (a scalar: one
+// expression), which reads each element of every argument at the position it writes, before writing it.
+// So dst may be one of args (m = b1 m + (1 - b1) g writes m). Extents were checked before (check_optim_tree).
+template <class F, class Dst, class... Args>
+void update_leaf(Dst& dst, Args const&... args) {
+    detail::coefficients(dst) = F{}(detail::coefficients(args)...);
+}
 
 template <class Params>
 using optim_params = pytree<Params, true>;
@@ -132,16 +150,16 @@ void adam_step(double learning_rate, double b1, double b2, double eps, double we
             auto& u = detail::leaf_at_mutable<Path>(state.updates);
             using S = detail::leaf_scalar<decltype(u)>;
             // In this order: each write reads only what it overwrites and what was written before it.
-            detail::evaluate_into<detail::optim_kernels::first_moment>(m, g, m, static_cast<S>(b1), static_cast<S>(1.0 - b1));
-            detail::evaluate_into<detail::optim_kernels::second_moment>(v, g, v, static_cast<S>(b2), static_cast<S>(1.0 - b2));
+            detail::update_leaf<detail::optim_kernels::first_moment>(m, g, m, static_cast<S>(b1), static_cast<S>(1.0 - b1));
+            detail::update_leaf<detail::optim_kernels::second_moment>(v, g, v, static_cast<S>(b2), static_cast<S>(1.0 - b2));
             auto const step = static_cast<S>(-learning_rate / bc1);
             auto const inv_bc2 = static_cast<S>(1.0 / bc2);
             if constexpr (Decoupled)
-                detail::evaluate_into<detail::optim_kernels::adamw_update>(u, m, v, detail::leaf_at<Path>(params), step,
+                detail::update_leaf<detail::optim_kernels::adamw_update>(u, m, v, detail::leaf_at<Path>(params), step,
                                                                            inv_bc2, static_cast<S>(eps),
                                                                            static_cast<S>(-learning_rate * weight_decay));
             else
-                detail::evaluate_into<detail::optim_kernels::adam_update>(u, m, v, step, inv_bc2, static_cast<S>(eps));
+                detail::update_leaf<detail::optim_kernels::adam_update>(u, m, v, step, inv_bc2, static_cast<S>(eps));
         });
     }
 }
@@ -163,7 +181,7 @@ Params& apply_updates(Params& params, Updates const& updates) {
             constexpr std::size_t K = decltype(k)::value;
             auto& p = detail::leaf_at_mutable<typename P::template leaf<K>::path>(params);
             auto const& u = detail::leaf_at<typename U::template leaf<K>::path>(updates);
-            detail::evaluate_into<detail::optim_kernels::add>(p, p, u);
+            detail::update_leaf<detail::optim_kernels::add>(p, p, u);
         });
     }
     return params;
@@ -213,11 +231,11 @@ struct sgd_optimizer {
                 using S = detail::leaf_scalar<decltype(u)>;
                 auto const step = static_cast<S>(-learning_rate);
                 if (momentum == 0.0) {
-                    detail::evaluate_into<detail::optim_kernels::scale>(u, g, step);
+                    detail::update_leaf<detail::optim_kernels::scale>(u, g, step);
                 } else {
                     auto& t = detail::leaf_at_mutable<Path>(*state.trace);
-                    detail::evaluate_into<detail::optim_kernels::trace>(t, g, t, static_cast<S>(momentum));
-                    detail::evaluate_into<detail::optim_kernels::scale>(u, t, step);
+                    detail::update_leaf<detail::optim_kernels::trace>(t, g, t, static_cast<S>(momentum));
+                    detail::update_leaf<detail::optim_kernels::scale>(u, t, step);
                 }
             });
         }
