@@ -42,16 +42,19 @@ namespace kiln_test {
 inline std::size_t news = 0;
 }
 #ifndef KILN_TEST_ASAN
-void* operator new(std::size_t n) {
+// Not inlined: g++ 12 inlining both a `new T` and its `delete` into one caller sees malloc's pointer given
+// to free through operator delete and warns of a mismatch (-Wmismatched-new-delete), depending on what
+// else the file inlines.
+[[gnu::noinline]] void* operator new(std::size_t n) {
     ++kiln_test::news;
     if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
     throw std::bad_alloc();
 }
-void* operator new[](std::size_t n) { return ::operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void* operator new[](std::size_t n) { return ::operator new(n); }
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
 #endif
 
 #include <Eigen/Core>

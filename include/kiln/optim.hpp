@@ -78,12 +78,42 @@ decltype(auto) coefficients(Leaf& leaf) {
     else return (leaf);
 }
 
+// Whether an argument of a step on the plain leaf Dst may be read as a flat column beside it: a scalar (a
+// hyperparameter), or a plain Matrix or Array whose elements lie in Dst's order (the same storage order,
+// or a vector, whose one order is both).
+template <class Dst, class Arg>
+constexpr bool flat_with() {
+    if constexpr (!eigen_dense<Arg>) return true;
+    else if constexpr (!eigen_plain<Arg>) return false;
+    else
+        return bool(Dst::IsRowMajor) == bool(Arg::IsRowMajor) || Dst::RowsAtCompileTime == 1 || Dst::ColsAtCompileTime == 1 ||
+               Arg::RowsAtCompileTime == 1 || Arg::ColsAtCompileTime == 1;
+}
+// A plain leaf's elements as one column of its dtype (a scalar argument itself).
+template <class Leaf>
+decltype(auto) flat(Leaf& leaf) {
+    if constexpr (!eigen_dense<Leaf>) return (leaf);
+    else {
+        using S = typename std::remove_const_t<Leaf>::Scalar;
+        using Column = std::conditional_t<std::is_const_v<Leaf>, Eigen::Array<S, Eigen::Dynamic, 1> const,
+                                          Eigen::Array<S, Eigen::Dynamic, 1>>;
+        return Eigen::Map<Column>(leaf.data(), leaf.size());
+    }
+}
+
 // dst = F(args...) coefficient by coefficient: one fused Eigen loop over the leaf (a scalar: one
 // expression), which reads each element of every argument at the position it writes, before writing it.
 // So dst may be one of args (m = b1 m + (1 - b1) g writes m). Extents were checked before (check_optim_tree).
+// Leaves laid out alike (the state's and the parameters' always are, and kiln::grad's gradients) are read
+// as flat columns, so a step's Eigen expressions are one set per dtype, not one per leaf type.
 template <class F, class Dst, class... Args>
 void update_leaf(Dst& dst, Args const&... args) {
-    detail::coefficients(dst) = F{}(detail::coefficients(args)...);
+    if constexpr (eigen_plain<Dst> && (detail::flat_with<Dst, Args>() && ...)) {
+        auto out = detail::flat(dst);
+        out = F{}(detail::flat(args)...);
+    } else {
+        detail::coefficients(dst) = F{}(detail::coefficients(args)...);
+    }
 }
 
 template <class Params>
