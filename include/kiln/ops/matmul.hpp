@@ -5,6 +5,7 @@
 #define KILN_OPS_MATMUL_HPP
 
 #include <kiln/detail/ir/eigen.hpp>
+#include <kiln/detail/ir/fold.hpp>
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/add.hpp>
@@ -27,13 +28,6 @@ namespace detail {
 // (an infinite entry of the other operand does not make them NaN). Only for fixed extents of at most
 // `max_terms` products, so a graph grows by a few scalar nodes at most.
 
-// A literal 0, or one cast to a dtype.
-template <class N>
-struct zero_literal : std::false_type {};
-template <auto V>
-struct zero_literal<constant<V>> : std::bool_constant<V == 0> {};
-template <class T, auto V>
-struct zero_literal<node<ops::cast_p<T>, constant<V>>> : std::bool_constant<V == 0> {};
 // A matrix of constants (kiln::matrix of literals), and which of its elements are 0.
 template <class N>
 struct constant_matrix : std::false_type {};

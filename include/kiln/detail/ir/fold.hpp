@@ -81,6 +81,14 @@ template <auto V>
 struct constant_like<constant<V>> : std::true_type {};
 template <class T, auto V>
 struct constant_like<node<ops::cast_p<T>, constant<V>>> : std::true_type {};
+// A literal 0, or one cast to a dtype (a Jacobian seed's zero): what autodiff treats as a known-zero
+// derivative (detail/transform/autodiff.hpp) and matmul's small products skip (ops/matmul.hpp).
+template <class N>
+struct zero_literal : std::false_type {};
+template <auto V>
+struct zero_literal<constant<V>> : std::bool_constant<requires { requires V == 0; }> {};
+template <class T, auto V>
+struct zero_literal<node<ops::cast_p<T>, constant<V>>> : zero_literal<constant<V>> {};
 template <class N>
 struct canonical {
     using type = N;

@@ -22,6 +22,7 @@
 #ifndef KILN_DETAIL_TRANSFORM_AUTODIFF_HPP
 #define KILN_DETAIL_TRANSFORM_AUTODIFF_HPP
 
+#include <kiln/detail/ir/fold.hpp>
 #include <kiln/detail/ir/meta.hpp>
 #include <kiln/detail/ir/node.hpp>
 #include <kiln/detail/rules/elementwise.hpp>
@@ -55,18 +56,13 @@ inline constexpr bool is_zero = std::is_same_v<T, zero>;
 
 // A derivative known to be 0 from its type is no derivative: what it would reach is 0, and it is not
 // computed. These are the elements of a Jacobian's one-hot seeds, folded (detail/ir/fold.hpp): each pass
-// meets one per element of the argument (or result) it does not seed. Known zeros: the constant 0, typed
-// (a cast of it), and a matrix of them.
+// meets one per element of the argument (or result) it does not seed. Known zeros: a literal 0 or a typed
+// one (zero_literal, detail/ir/fold.hpp), a cast of a known zero, and a matrix of them.
 // (Class templates, not a variable template: g++ gives every variable template instance a mangled name of
 // the node type's length.)
 template <class T>
 struct zero_if_known_zero {
-    using type = T;
-};
-template <auto V>
-    requires(V == 0)
-struct zero_if_known_zero<constant<V>> {
-    using type = zero;
+    using type = std::conditional_t<zero_literal<T>::value, zero, T>;
 };
 template <class T, class Z>
 struct zero_if_known_zero<node<ops::cast_p<T>, Z>> {
