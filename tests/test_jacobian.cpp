@@ -432,4 +432,29 @@ TEST(Jacobian, VmapOfAJacobianThroughASmallProduct) {
     }
 }
 
+// In forward mode the tangent of a kiln::matrix is the matrix of its operands' tangents, one node (a literal
+// 0 where an operand has none, so a seed's zeros stay zeros): not a sum of one matrix per operand. Values
+// against the Jacobian by hand, and a jvp of mixed dtypes in the result's dtype.
+TEST(Jacobian, AMatrixOfScalarsHasOneTangentNode) {
+    auto const f = [](auto const& x) {  // (sin x0, x0 x1, 2, exp x1)
+        auto const x0 = kiln::at<0>(x);
+        auto const x1 = kiln::at<1>(x);
+        return kiln::vector(kiln::sin(x0), x0 * x1, kiln::c<2.0>, kiln::exp(x1));
+    };
+    Eigen::Vector2d const x(0.3, -0.7);
+    Eigen::Matrix<double, 4, 2> expected;
+    expected << std::cos(x(0)), 0, x(1), x(0), 0, 0, 0, std::exp(x(1));
+    expect_close(Eigen::Matrix<double, 4, 2>(kiln::jit(kiln::jacfwd(f))(x)), expected, 1e-15);
+    std::string const text = kiln::trace(kiln::jacfwd(f), x).as_text();
+    EXPECT_EQ(count_nodes(text, "add"), 0u) << text;
+    EXPECT_EQ(count_nodes(text, "matrix"), 2u) << text;  // the tangent of each pass (x0's, x1's)
+    // A matrix of a float and a double operand is f64, and so is its tangent.
+    auto const mixed = [](auto const& a, auto const& b) { return kiln::vector(a * a, b); };
+    auto const [y, ydot] = kiln::jvp(mixed, std::tuple(1.5f, 2.0), std::tuple(1.0f, -1.0));
+    static_assert(std::is_same_v<decltype(ydot), Eigen::Matrix<double, 2, 1> const>);
+    EXPECT_EQ(ydot(0), 3.0);
+    EXPECT_EQ(ydot(1), -1.0);
+    EXPECT_EQ(y(0), 2.25);
+}
+
 }  // namespace

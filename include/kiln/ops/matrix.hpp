@@ -16,10 +16,14 @@
 #include <kiln/detail/rules/batch_spread.hpp>
 #include <kiln/detail/rules/structural.hpp>
 #include <kiln/ops/at.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/concatenate.hpp>
+
+#include <boost/mp11/algorithm.hpp>
 
 #include <cstddef>
 #include <string_view>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -63,17 +67,26 @@ struct matrix_p : primitive_base {
         using Ref = typename detail::first_batched<S...>::type;
         return detail::batched<0>(detail::make_node<concatenate_p<1>, decltype(detail::spread_at<0, T, Ref>(s))...>());
     }
-    // Operand K (row-major) is element (K / Cols, K % Cols): reverse reads it from the cotangent, forward
-    // places its tangent there among zeros.
+    // Operand K (row-major) is element (K / Cols, K % Cols): reverse reads it from the cotangent; forward,
+    // the tangent is the matrix of the operands' tangents (a literal 0 where an operand has none), one node
+    // (as JAX's tangent of a stack is the stack of the tangents), in the result's dtype.
     template <std::size_t K>
     static constexpr auto vjp(auto ct, auto, auto...) {
         return at<static_cast<long>(K) / Cols, static_cast<long>(K) % Cols>(ct);
     }
-    template <std::size_t K, class T, class... X>
-    static constexpr auto jvp(T, auto, X...) {
-        return [&]<std::size_t... J>(std::index_sequence<J...>) {
-            return detail::make_node<matrix_p, std::conditional_t<J == K, T, tracer<detail::constant<0>>>...>();
-        }(std::index_sequence_for<X...>{});
+    template <class T>
+    using tangent_element = std::conditional_t<std::is_same_v<T, detail::zero>, tracer<detail::constant<0>>, T>;
+    template <class... A>  // (tangents..., y, operands...)
+    static constexpr auto jvp_all(A...) {
+        constexpr std::size_t n = (sizeof...(A) - 1) / 2;
+        using all = boost::mp11::mp_list<A...>;
+        using Y = detail::meta_of_tracer<boost::mp11::mp_at_c<all, n>>;
+        auto const t = [&]<std::size_t... J>(std::index_sequence<J...>) {
+            return detail::make_node<matrix_p, tangent_element<boost::mp11::mp_at_c<all, J>>...>();
+        }(std::make_index_sequence<n>{});
+        using T = detail::meta_of_tracer<decltype(t)>;
+        if constexpr (std::is_same_v<typename T::scalar, typename Y::scalar> && T::weak == Y::weak) return t;
+        else return kiln::cast<typename Y::scalar>(t);
     }
 };
 }  // namespace ops
