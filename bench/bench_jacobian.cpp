@@ -2,6 +2,8 @@
 // least-squares solver asks for them at every iteration. Versions of each workload:
 //   *_kiln:                   kiln::jit of kiln::value_and_grad (a scalar residual) or of
 //                             kiln::value_and_jacobian (the value and Jacobian from one trace)
+//   *_kiln_jacfwd:            kiln::jit of kiln::value_and_jacfwd (forward mode, one pass per parameter),
+//                             for the residuals with more than one row
 //   *_expert:                 the Jacobian derived by hand, in fixed-size Eigen
 //   *_peer_ceres:             Ceres' dual numbers (ceres::Jet<double, N>) through the templated residual
 //   *_peer_ceres_cost:        the same functor through ceres::AutoDiffCostFunction::Evaluate (what a
@@ -188,6 +190,8 @@ auto const rat43_vg = kiln::jit(kiln::value_and_grad(rat43));
 auto const reprojection_vj = kiln::jit(kiln::value_and_jacobian(reprojection));
 
 auto const pose_graph_vj = kiln::jit(kiln::value_and_jacobian(pose_graph_edge));
+auto const reprojection_vjf = kiln::jit(kiln::value_and_jacfwd(reprojection));
+auto const pose_graph_vjf = kiln::jit(kiln::value_and_jacfwd(pose_graph_edge));
 
 // ---------------------------------------------------------------------------------------------------
 // The data, and each workload's versions (value, Jacobian) in a common form for the checks.
@@ -266,6 +270,8 @@ template <class Data>
 void verify(std::string const& name, Data const& d) {
     auto const want = Data::expert(d);
     require_same((name + ": kiln vs expert").c_str(), Data::as_jacobian(Data::kiln(d)), want);
+    if constexpr (requires { Data::kiln_jacfwd(d); })
+        require_same((name + ": kiln_jacfwd vs expert").c_str(), Data::as_jacobian(Data::kiln_jacfwd(d)), want);
     require_same((name + ": autodiffscalar vs expert").c_str(), Data::autodiffscalar(d), want);
 #ifdef KILN_BENCH_HAVE_CERES
     require_same((name + ": ceres vs expert").c_str(), Data::ceres(d), want);
@@ -377,6 +383,9 @@ struct reprojection_data {
     static std::pair<Vector2d, Eigen::Matrix<double, 2, 12>> kiln(reprojection_data const& d) {
         return reprojection_vj(d.packed, d.obs);
     }
+    static std::pair<Vector2d, Eigen::Matrix<double, 2, 12>> kiln_jacfwd(reprojection_data const& d) {
+        return reprojection_vjf(d.packed, d.obs);
+    }
     static value_and_jacobian<2, 12> expert(reprojection_data const& d) {
         Matrix3d const rot = rotation(d.w);
         Vector3d const p = rot * d.x + d.t;
@@ -427,6 +436,9 @@ struct pose_graph_data {
     static std::pair<Vector3d, Eigen::Matrix<double, 3, 6>> kiln(pose_graph_data const& d) {
         return pose_graph_vj(d.packed, d.meas);
     }
+    static std::pair<Vector3d, Eigen::Matrix<double, 3, 6>> kiln_jacfwd(pose_graph_data const& d) {
+        return pose_graph_vjf(d.packed, d.meas);
+    }
     // With c = cos(tha), s = sin(tha), e = t_b - t_a: d r_t / d t_a = -R(tha)ᵀ, d r_t / d t_b = R(tha)ᵀ,
     // d r_t / d tha = (-s ex + c ey, -c ex - s ey); d r_th / d (tha, thb) = (-1, 1).
     static value_and_jacobian<3, 6> expert(pose_graph_data const& d) {
@@ -470,6 +482,9 @@ struct pose_graph_data {
     BENCHMARK(name##_kiln);                                                                               \
     BENCHMARK(name##_expert);                                                                             \
     BENCHMARK(name##_peer_autodiffscalar);
+#define KILN_BENCH_JACOBIAN_JACFWD(name, Data)                                                            \
+    void name##_kiln_jacfwd(benchmark::State& s) { run<Data, &Data::kiln_jacfwd>(s, #name); }            \
+    BENCHMARK(name##_kiln_jacfwd);
 #ifdef KILN_BENCH_HAVE_CERES
 #define KILN_BENCH_JACOBIAN_CERES(name, Data)                                                             \
     void name##_peer_ceres(benchmark::State& s) { run<Data, &Data::ceres>(s, #name); }                    \
@@ -485,8 +500,10 @@ KILN_BENCH_JACOBIAN_CERES(pose_gradient, pose_data)
 KILN_BENCH_JACOBIAN(rat43, rat43_data)
 KILN_BENCH_JACOBIAN_CERES(rat43, rat43_data)
 KILN_BENCH_JACOBIAN(reprojection, reprojection_data)
+KILN_BENCH_JACOBIAN_JACFWD(reprojection, reprojection_data)
 KILN_BENCH_JACOBIAN_CERES(reprojection, reprojection_data)
 KILN_BENCH_JACOBIAN(pose_graph_edge, pose_graph_data)
+KILN_BENCH_JACOBIAN_JACFWD(pose_graph_edge, pose_graph_data)
 KILN_BENCH_JACOBIAN_CERES(pose_graph_edge, pose_graph_data)
 
 }  // namespace

@@ -10,7 +10,8 @@ listed under the table with kiln's time divided by theirs. Two more versions mak
   and `expert` = the hand-derived gradient; the table shows g/p (kiln / primal) and kiln / analytic; other
   kiln versions (`kiln_<variant>`) are listed under it.
 - `peer_<name>` (bench_jacobian): another library's derivative of the same function (Ceres' Jets, Eigen's
-  AutoDiffScalar); the table shows each peer's time divided by kiln's (> 1: kiln is faster).
+  AutoDiffScalar); the table shows each peer's time divided by kiln's (> 1: kiln is faster); other kiln
+  versions (`kiln_jacfwd`) are listed under it.
 
 Times are the median over repetitions (--benchmark_repetitions=N; aggregates only or not), or the single
 run when there is no aggregate. By default the CPU time of the benchmark's thread: on a shared machine the
@@ -193,10 +194,15 @@ def grad_table(times):
 def peer_table(times):
     """bench_jacobian: kiln, the hand-written Jacobian and each peer, with the peers' time over kiln's."""
     peers = list(dict.fromkeys(p[2] for p in map(split, times) if p and p[1] == "peer"))
-    rows = []
+    rows, notes = [], []
     get = lambda name: times.get(name, (None, None))
     for name, (ns, cv) in times.items():
         parts = split(name)
+        if parts and parts[1] == "kiln" and parts[2]:  # another way to ask kiln for it (jacfwd)
+            workload, _, variant, arg = parts
+            base, expert = get(f"{workload}_kiln{arg}")[0], get(f"{workload}_expert{arg}")[0]
+            notes.append(f"- {label(workload, arg)}: kiln version `{variant}` {fmt_time(ns)} (it / hand-written = "
+                         f"{fmt_ratio(ns, expert)}, kiln / it = {fmt_ratio(base, ns)}, cv {fmt_cv(cv)})")
         if not parts or parts[1] != "kiln" or parts[2]:
             continue
         workload, _, _, arg = parts
@@ -209,7 +215,7 @@ def peer_table(times):
     head = ("| workload | kiln | hand-written | " + " | ".join(names) + " | kiln / hand-written | "
             + " | ".join(f"{n} / kiln" for n in names) + " | spread (cv kiln / hand-written) |\n|"
             + "---|" * (5 + 2 * len(names)))
-    return "\n".join([head] + rows)
+    return "\n".join([head] + rows + ([""] + notes if notes else []))
 
 
 def main():
