@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cmath>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -379,23 +380,29 @@ TEST(InPlace, GradientsMayBeTheUpdatesBuffer) {
 }
 
 // Gradients laid out otherwise than the parameters (a column-major gradient of a row-major parameter, a
-// Map of a gradient): the step meets them element by element, as with gradients of the parameters' type.
+// Map of a gradient) or given as std::cref: the step meets them element by element, as with gradients of
+// the parameters' type.
 TEST(InPlace, GradientsOfAnotherLayout) {
     using RowMajor = Eigen::Matrix<double, 2, 3, Eigen::RowMajor>;
     std::tuple<RowMajor, VectorXd> p{RowMajor::Random(), VectorXd::Random(4)};
     std::tuple<RowMajor, VectorXd> const g{RowMajor::Random(), VectorXd::Random(4)};
     MatrixXd const g0 = std::get<0>(g);  // column-major
     std::tuple<MatrixXd, Eigen::Map<VectorXd const>> const other{g0, Eigen::Map<VectorXd const>(std::get<1>(g).data(), 4)};
+    auto const refs = std::make_tuple(std::cref(g0), std::cref(std::get<1>(g)));
     auto const opt = kiln::optim::adam(0.1);
     auto same = opt.init(p);
     auto mixed = opt.init(p);
+    auto by_ref = opt.init(p);
     for (int s = 0; s < 2; ++s) {
         opt.update(g, same, p);
         opt.update(other, mixed, p);
+        opt.update(refs, by_ref, p);
     }
-    EXPECT_EQ(std::get<0>(mixed.updates), std::get<0>(same.updates));
-    EXPECT_EQ(std::get<1>(mixed.updates), std::get<1>(same.updates));
-    EXPECT_EQ(std::get<0>(mixed.nu), std::get<0>(same.nu));
+    for (auto const* state : {&mixed, &by_ref}) {
+        EXPECT_EQ(std::get<0>(state->updates), std::get<0>(same.updates));
+        EXPECT_EQ(std::get<1>(state->updates), std::get<1>(same.updates));
+        EXPECT_EQ(std::get<0>(state->nu), std::get<0>(same.nu));
+    }
     EXPECT_GT(std::get<0>(same.updates).norm(), 0.0);
 }
 

@@ -14,12 +14,10 @@
 
 #include <kiln/detail/ir/eigen.hpp>
 #include <kiln/detail/optim/tree.hpp>
-#include <kiln/detail/trace/access.hpp>
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string_view>
@@ -68,13 +66,11 @@ struct adamw_update {
 };
 }  // namespace optim_kernels
 
-// A leaf's coefficients: an Eigen object's array view (a Matrix, Array, Map or Ref), a scalar itself, a
-// std::cref's referent.
+// A leaf's coefficients: an Eigen object's array view (a Matrix, Array, Map or Ref), a scalar itself. (A
+// std::cref among the gradients is read through by leaf_at already.)
 template <class Leaf>
 decltype(auto) coefficients(Leaf& leaf) {
-    if constexpr (is_specialization_of<std::remove_const_t<Leaf>, std::reference_wrapper>)
-        return detail::coefficients(leaf.get());
-    else if constexpr (eigen_dense<Leaf>) return leaf.array();
+    if constexpr (eigen_dense<Leaf>) return leaf.array();
     else return (leaf);
 }
 
@@ -186,8 +182,8 @@ void adam_step(double learning_rate, double b1, double b2, double eps, double we
             auto const inv_bc2 = static_cast<S>(1.0 / bc2);
             if constexpr (Decoupled)
                 detail::update_leaf<detail::optim_kernels::adamw_update>(u, m, v, detail::leaf_at<Path>(params), step,
-                                                                           inv_bc2, static_cast<S>(eps),
-                                                                           static_cast<S>(-learning_rate * weight_decay));
+                                                                         inv_bc2, static_cast<S>(eps),
+                                                                         static_cast<S>(-learning_rate * weight_decay));
             else
                 detail::update_leaf<detail::optim_kernels::adam_update>(u, m, v, step, inv_bc2, static_cast<S>(eps));
         });
