@@ -204,17 +204,6 @@ decltype(auto) value(Ctx& ctx) {
     else return node_eval<K, I>::lower(ctx);
 }
 
-// Cold and out of line: the error path must not weigh on the code of the evaluation around it.
-template <class K, std::size_t I, std::size_t N, std::size_t... J>
-[[noreturn, gnu::cold, gnu::noinline]] void throw_shape_error(std::array<extent, N> const& ext, int bad_operand,
-                                                              long expected_rows, long expected_cols,
-                                                              expectation kind, std::index_sequence<J...>) {
-    shape_check const check{{}, bad_operand, {expected_rows, expected_cols}, kind};
-    std::string const names[] = {detail::node_name<K, operand_of<K, I, J>>()...};
-    std::string const shapes[] = {detail::shape_text<meta_at<K, operand_of<K, I, J>>>(ext[operand_of<K, I, J>])...};
-    detail::throw_shape_error(info<node_of<K, I>>::primitive::name, I, names, shapes, sizeof...(J), check);
-}
-
 template <class K, std::size_t I, std::size_t N, class Args>
 int compute_extent(std::array<extent, N>& ext, Args const& args) {
     using In = info<node_of<K, I>>;
@@ -231,8 +220,9 @@ int compute_extent(std::array<extent, N>& ext, Args const& args) {
     } else {
         shape_check const check = node_eval<K, I>::shape(ext);
         if (check.bad_operand >= 0)
-            detail::throw_shape_error<K, I>(ext, check.bad_operand, check.expected.rows, check.expected.cols, check.kind,
-                                            std::make_index_sequence<arity_of<K, I>>{});
+            detail::throw_shape_error(info<node_of<K, I>>::primitive::name, I, operand_texts<K, I>.data(), arity_of<K, I>,
+                                      ext.data(), check.bad_operand, check.expected.rows, check.expected.cols,
+                                      check.kind);
         // The check passed to the error path by its fields and the extents stored field by field: with
         // the check's address taken, or the pair copied whole, g++ keeps the pair in a stack slot and
         // reloads it as one 16-byte vector, a store-forwarding stall per node (perf: most of
