@@ -200,7 +200,11 @@ class ZeroCopy(unittest.TestCase):
         mapped = self.peak_mb() - before
         self.assertEqual(value.item(), 4000 * 5000 + 1.0)
         self.assertEqual(value_rows.item(), 2000 * 5000 + 1.0)
-        self.assertLess(mapped, 16.0)
+        # Under AddressSanitizer (the asan configuration preloads its runtime) each 8 bytes read have a
+        # shadow byte: reading the argument touches 19 MiB of shadow, which some kernels count in the peak
+        # (19.1 MiB on Linux 6.18 with transparent huge pages on madvise). A copy is 153 MiB.
+        shadow = x.numel() * x.element_size() / 8 / 2**20 if "asan" in os.environ.get("LD_PRELOAD", "") else 0.0
+        self.assertLess(mapped, 16.0 + shadow)
         value_t = ops.total(x.t())  # column-major: one contiguous copy
         copied = self.peak_mb() - before
         self.assertEqual(value_t.item(), value.item())
