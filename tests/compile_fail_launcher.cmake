@@ -1,9 +1,8 @@
 # The compiler launcher of the compile-fail tests' objects (see kiln_add_compile_fail in tests/CMakeLists.txt):
 #   cmake -DKILN_CF_LOG=<file> -DKILN_CF_EXPECT=<fail|ok> -P compile_fail_launcher.cmake -- <compiler> <args>...
 # Runs the compile and writes its exit status (first line) and its output (stdout and stderr, in order) to
-# <file>, which the test reads. With KILN_CF_EXPECT=fail the build goes on whatever the compiler says: the
-# object file is created empty if the compiler made none, so the build tool counts it as built until its
-# source or flags change. With KILN_CF_EXPECT=ok the compiler's own exit status is the launcher's.
+# <file>, which the test reads. With KILN_CF_EXPECT=fail the build goes on whatever the compiler says; with
+# KILN_CF_EXPECT=ok the compiler's own exit status is the launcher's.
 # So the compiles happen in the build, in parallel, and the tests build nothing.
 cmake_minimum_required(VERSION 3.20)
 
@@ -47,6 +46,9 @@ if(KILN_CF_EXPECT STREQUAL "ok")
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "compile failed (${result}): ${KILN_CF_LOG}")
   endif()
-elseif(NOT result EQUAL 0 AND NOT object STREQUAL "")
+endif()
+# The object file is created empty if the compiler made none (a failed compile, or -fsyntax-only), so the
+# build tool counts it as built until its source or flags change.
+if(NOT object STREQUAL "" AND NOT EXISTS "${object}")
   file(TOUCH "${object}")
 endif()
