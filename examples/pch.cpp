@@ -1,0 +1,1 @@
+// The translation unit the examples' precompiled header is built with (examples/CMakeLists.txt).
