@@ -104,13 +104,13 @@ inline constexpr double fd_tolerance = 1e-7;  // |derivative - difference| <= fd
 // The derivative rules of f (a traced function of x..., floating scalars and matrices, returning one
 // traced value) at x:
 //   1. kiln::grad of s(w, x...) = sum(w * f(x...)), w random and shaped like f's result, with respect to
-//      each argument x_j on its own (kiln::argnums<j + 1>), against (s(x + h e_i) - s(x - h e_i)) / 2h for
-//      each element i of x_j;
+//      every argument at once (kiln::argnums<1, ..., n>), against (s(x + h e_i) - s(x - h e_i)) / 2h for
+//      each element i of each x_j;
 //   2. kiln::jvp along random tangents t, on Eigen values, against (f(x + h t) - f(x - h t)) / 2h;
-//   3. <v, J t> (from the jvp) against <J^T v, t> (the cotangents of kiln::vjp), v random.
-// Values of f for the differences come from kiln::jit(f). kiln::vjp is called on tracers inside one
-// jitted function: on Eigen values it jits f and the reverse pass apart, twice the compile time, and it
-// is checked that way in test_autodiff_rules.cpp (VjpOnValues).
+//   3. <w, J t> (from the jvp) against <J^T w, t> (the gradient of 1., which is the vjp of f at w).
+// Values of f for the differences come from kiln::jit(f). One reverse pass for all the arguments, and the
+// gradient as the vjp: each reverse pass is most of a case's compile time, and kiln::vjp itself, on
+// tracers and on values, is checked in test_autodiff_rules.cpp (VjpOnValues) and test_grad.cpp.
 template <class F, class... X>
 void run_checks(std::source_location where, F f, X const&... x) {
     static_assert((floating_value<X> && ...), "check_rules differentiates every argument");
@@ -122,9 +122,15 @@ void run_checks(std::source_location where, F f, X const&... x) {
     auto const args = std::tuple(x...);
     auto const s_at = [&](auto const& a) { return inner(w, std::apply(fj, a)); };
 
-    auto grad_of = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
-        auto const g = kiln::jit(kiln::grad(s, kiln::argnums<I + 1>))(w, x...);
-        static_assert(std::is_same_v<decltype(g), std::tuple_element_t<I, std::tuple<X...>> const>);
+    // The gradient with respect to every argument, as a tuple (kiln::grad of one argument returns it alone).
+    auto const gs = [&]<std::size_t... I>(std::index_sequence<I...>) {
+        auto g = kiln::jit(kiln::grad(s, kiln::argnums<I + 1 ...>))(w, x...);
+        if constexpr (sizeof...(I) == 1) return std::tuple(std::move(g));
+        else return std::tuple(std::get<I>(std::move(g))...);
+    }(std::index_sequence_for<X...>{});
+    static_assert(std::is_same_v<decltype(gs), std::tuple<X...> const>);
+    auto check_grad = [&]<std::size_t I>(std::integral_constant<std::size_t, I>) {
+        auto const& g = std::get<I>(gs);
         for (Eigen::Index i = 0; i < count(std::get<I>(args)); ++i) {
             auto p = args, m = args;
             add_to(std::get<I>(p), i, step);
@@ -134,7 +140,7 @@ void run_checks(std::source_location where, F f, X const&... x) {
         }
     };
     [&]<std::size_t... I>(std::index_sequence<I...>) {
-        (grad_of(std::integral_constant<std::size_t, I>{}), ...);
+        (check_grad(std::integral_constant<std::size_t, I>{}), ...);
     }(std::index_sequence_for<X...>{});
 
     auto const t = std::tuple(random_like(x)...);
@@ -149,14 +155,11 @@ void run_checks(std::source_location where, F f, X const&... x) {
         EXPECT_NEAR(element(ydot, i), fd, fd_tolerance * (1 + std::abs(fd))) << "jvp: element " << i;
     }
 
-    auto const v = random_like(y);
-    auto const back = [f](auto const& ct, auto const&... a) { return kiln::vjp(f, a...).second(ct); };
-    auto const cts = kiln::jit(back)(v, x...);
-    double const jvp_side = inner(v, ydot);
+    double const jvp_side = inner(w, ydot);
     double const vjp_side = [&]<std::size_t... I>(std::index_sequence<I...>) {
-        return (inner(std::get<I>(cts), std::get<I>(t)) + ...);
+        return (inner(std::get<I>(gs), std::get<I>(t)) + ...);
     }(std::index_sequence_for<X...>{});
-    EXPECT_NEAR(jvp_side, vjp_side, 1e-12 * (1 + std::abs(jvp_side))) << "<v, J t> against <J^T v, t>";
+    EXPECT_NEAR(jvp_side, vjp_side, 1e-12 * (1 + std::abs(jvp_side))) << "<w, J t> against <J^T w, t>";
 }
 
 // check_rules(f, x...) runs the checks above; a failure names the line of the call. (A class, so that the

@@ -94,8 +94,8 @@ TEST_F(Rules, Cast) {
     check_rules([](auto const& x) { return kiln::cast<double>(x) * x; }, dyn());
 }
 
-// kiln::vjp on Eigen values (check_rules calls it on tracers): the same cotangents as the traced form and
-// as kiln::grad, on dynamic and fixed sizes.
+// kiln::vjp on Eigen values and on tracers: the same cotangents in both forms and as kiln::grad of
+// sum(v * f), which is what check_rules takes as the vjp, on dynamic and fixed sizes.
 TEST_F(Rules, VjpOnValues) {
     auto const f = [](auto const& x, auto const& y) { return kiln::tanh(x) * y - x / y; };
     auto const on_values = [&](auto const& x, auto const& y) {
