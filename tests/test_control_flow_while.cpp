@@ -109,9 +109,7 @@ TEST(While, ZeroStepsReturnsInitWithIdentityDerivative) {
     Eigen::Vector3d const x(1.0, -2.0, 3.0), w(0.5, 4.0, -1.5), dx(0.1, 0.2, -0.7);
     near_all(Eigen::Vector3d(kiln::jit(shrink)(x)), x, 0);
     near_all(Eigen::Vector3d(kiln::jit(shrink_unbounded)(x)), x, 0);
-    // grad of w . result is w; jvp carries the tangent through; vjp the cotangent
-    auto const dotted = [](auto const& v, auto const& u) { return kiln::sum(shrink(v) * u); };
-    near_all(Eigen::Vector3d(kiln::jit(kiln::grad(dotted))(x, w)), w, 0);
+    // jvp carries the tangent through; vjp the cotangent (w, the gradient of w . result)
     auto [y, t] = kiln::jvp(shrink_unbounded, std::tuple(x), std::tuple(dx));
     near_all(Eigen::Vector3d(y), x, 0);
     near_all(Eigen::Vector3d(t), dx, 0);
@@ -131,7 +129,7 @@ TEST(While, ZeroStepsReturnsInitWithIdentityDerivative) {
     // one step: |4 x|^2 = 224 > 100, |2 x|^2 = 56
     Eigen::Vector3d const big = 4.0 * x;
     near_all(Eigen::Vector3d(kiln::jit(shrink)(big)), Eigen::Vector3d(2.0 * x), 0);
-    near_all(Eigen::Vector3d(kiln::jit(kiln::grad(dotted))(big, w)), Eigen::Vector3d(0.5 * w), 0);
+    near_all(Eigen::Vector3d(std::get<0>(kiln::vjp(shrink, big).second(w))), Eigen::Vector3d(0.5 * w), 0);
 }
 
 // The carry keeps its dtype: an integer loop stays an integer, a float one a float (its derivative too).
@@ -469,9 +467,9 @@ TEST(MaxSteps, DefaultThrowsFromJitAndEveryTransformation) {
     EXPECT_THROW((void)kiln::jit(kiln::value_and_grad(halve3))(100.0), kiln::max_steps_error);
     EXPECT_THROW((void)kiln::jvp(halve3, std::tuple(100.0), std::tuple(1.0)), kiln::max_steps_error);
     auto const vjp_of_halve3 = [] {
-        auto [y, back] = kiln::vjp(halve3, 100.0);
+        auto [y, back] = kiln::vjp(halve3, 100.0);  // its forward pass runs, and throws, here
         (void)y;
-        (void)back(1.0);
+        (void)back;
     };
     EXPECT_THROW(vjp_of_halve3(), kiln::max_steps_error);
     EXPECT_THROW((void)kiln::jit(newton_sqrt)(1e300), kiln::max_steps_error);   // Newton needs ~500 steps there
