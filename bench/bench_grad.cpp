@@ -364,13 +364,14 @@ BENCHMARK(cross_entropy_expert);
 // --- Stochastic volatility: a recurrence of T = 100 steps --------------------------------------------------
 // h_t = mu + phi (h_{t-1} - mu) + sigma eta_t (h_0 = mu + sigma eta_0), y_t ~ N(0, exp(h_t)), eta_t ~ N(0, 1):
 //   log p = -0.5 sum(eta²) - 0.5 sum(h + y² exp(-h))      (up to a constant)
-// differentiated with respect to mu, phi, sigma and the T innovations eta (non-centred form). kiln has no
-// loop primitive. Unrolled as a chain of scalar kiln ops (x_t = phi x_{t-1} + at<t>(sigma eta), three
-// nodes a step), the gradient exhausted g++'s memory (see RESULTS.md); so the linear recurrence x = h - mu,
-// x_t = phi x_{t-1} + u_t (u = sigma eta), is written as a log-depth scan (Hillis and Steele) of vector
-// ops: 7 rounds of x += phi^d * (x shifted down by d), d = 1, 2, 4, ..., 64, each shift a concatenate of
-// zeros and a segment of x; O(T log T) operations, 62 nodes (145 with the gradient), fixed sizes
-// throughout. The expert runs the recurrence and its adjoint as the two O(T) loops one writes by hand.
+// differentiated with respect to mu, phi, sigma and the T innovations eta (non-centred form). Here without
+// a loop: the linear recurrence x = h - mu, x_t = phi x_{t-1} + u_t (u = sigma eta), as a log-depth scan
+// (Hillis and Steele) of vector ops: 7 rounds of x += phi^d * (x shifted down by d), d = 1, 2, 4, ..., 64,
+// each shift a concatenate of zeros and a segment of x; O(T log T) operations, 62 nodes (145 with the
+// gradient), fixed sizes throughout: a deep graph of vector ops, kept as such. (Unrolled as a chain of
+// scalar ops, three nodes a step, its gradient exhausted g++'s memory.) The same model as a user writes it
+// now, one kiln::scan step per t, is bench_scan.cpp's sv. The expert runs the recurrence and its adjoint as
+// the two O(T) loops one writes by hand.
 constexpr long sv_steps = 100;
 using sv_vector = Eigen::Matrix<double, sv_steps, 1>;
 template <long D, class PhiD, class X>
