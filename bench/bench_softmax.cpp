@@ -12,8 +12,8 @@
 //   *_eigen_rowwise: the same maths as one fused expression per stored value, with rowwise():
 //                    (x.colwise() - m).array().exp().rowwise().sum(). Eigen evaluates a row-wise reduction
 //                    of a lazy expression one row at a time, across the column-major layout, so exp runs
-//                    on one scalar at a time (libm). Kept because it is how kiln lowers these primitives
-//                    today, and the obvious "fused" code.
+//                    on one scalar at a time (libm). Kept because it is the obvious "fused" code, and how
+//                    kiln lowered these primitives before it swept columns.
 //   *_stepwise:      a named MatrixXd / VectorXd per intermediate. Its row-wise sums read a stored matrix,
 //                    which Eigen vectorizes: it pays in memory and allocation instead.
 // Report ratios with bench/ratios.py (bench/run_benchmarks.sh does everything).

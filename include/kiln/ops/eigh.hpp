@@ -2,7 +2,7 @@
 // torch.linalg.eigh; Eigen's SelfAdjointEigenSolver), and eigvalsh, the eigenvalues alone:
 //   auto [w, v] = kiln::linalg::eigh(a)     a std::pair (JAX's EighResult): w n x 1 ascending, v n x n with a v = v diag(w), columns unit
 //   kiln::linalg::eigvalsh(a)               w alone (no eigenvectors computed: its derivative computes them, so
-//                                           under grad eigh(a).eigenvalues is one decomposition instead of two)
+//                                           under grad eigh(a).first is one decomposition instead of two)
 // a n x n, float or double, read as symmetric ((a + a^T) / 2, as JAX). A decomposition that does not
 // converge gives NaN. The sign of each eigenvector is Eigen's (as in LAPACK, not normalized): write functions
 // that do not depend on it. Primitives: `eigh` (the factorization node, detail::factorization), its results

@@ -1,5 +1,5 @@
 // The rules shared by elementwise primitives, so that each primitive's own file says only what is its own
-// (its name, its Eigen function, its cost, later its derivative).
+// (its name, its Eigen function, its cost, its partial derivatives: chain).
 //
 // Broadcasting follows NumPy on kiln's shapes (rank 0, or rows x cols): a scalar combines with anything,
 // and an extent that is statically 1 stretches to the other operand's (a row against a matrix, a
@@ -119,7 +119,7 @@ namespace kiln::detail {
 // two arrays only: comparisons, select). The array is a vector when the node statically is one, so that
 // it has the storage order of the other operands: Eigen 3.4's select of a row vector with a column-major
 // else-array reads the row vector at (i, 0) instead of (0, i) inside a reduction (a wrong sum, found by
-// the differential tester: tests/difftest/known_bugs.cpp).
+// the differential tester: tests/difftest/regressions.cpp).
 template <class R, class I, class Out, class X>
 auto filled_operand(X const& x, extent out) {
     if constexpr (I::rank == 0 && Out::rank == 2)
