@@ -2,7 +2,8 @@
 // - At run time: kiln::shape_error (an std::invalid_argument) when dynamic extents do not fit, thrown
 //   before anything is evaluated, naming the argument, the expected and the actual shape; with
 //   kiln::env{.debug_nans = true}, kiln::numeric_error (an std::runtime_error) at the first NaN or Inf;
-//   kiln::max_steps_error (an std::runtime_error) when a loop bounded by kiln::max_steps<N> needs more steps.
+//   kiln::max_steps_error (an std::runtime_error) when a loop bounded by kiln::max_steps<N> needs more
+//   steps.
 // - At compile time: a static_assert whose message starts with "kiln:". The facts it cannot spell in a
 //   string literal (argument index, fixed shapes, offending type) are the template arguments of the
 //   kiln::diagnostic class template that holds the static_assert, so the compiler prints them right next

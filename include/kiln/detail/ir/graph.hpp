@@ -14,8 +14,8 @@
 
 namespace kiln::detail {
 
-// OutputTree: the pytree shape of the result (detail/trace/outputs.hpp: out_leaf, out_tuple, ...), whose leaves
-// are Outputs in order. It holds no node type.
+// OutputTree: the pytree shape of the result (detail/trace/outputs.hpp: out_leaf, out_tuple, ...), whose
+// leaves are Outputs in order. It holds no node type.
 template <class Nodes, class Outputs, std::size_t NumArgs, class OutputTree>
 struct graph {
     using nodes = Nodes;
