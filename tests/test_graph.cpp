@@ -291,6 +291,89 @@ TEST(Graph, CommutativeOperationsPutAConstantSecond) {
     EXPECT_NE(kiln::trace(products, x, x).as_text().find("%2 = mul %0 %1"), std::string::npos);
 }
 
+// A negation read by an addition or a subtraction is absorbed (ops/neg.hpp): x + (-y) is x - y, and so on.
+// Bit for bit the same values, signed zeros, infinities and NaNs included.
+TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
+    auto text = [](auto const& f, auto const&... args) { return kiln::trace(f, args...).as_text(); };
+    auto const x = 1.5, y = 2.0;
+    auto const plus_neg = [](auto const& a, auto const& b) { return a + -b; };
+    auto const neg_plus = [](auto const& a, auto const& b) { return -b + a; };
+    auto const minus_neg = [](auto const& a, auto const& b) { return a - -b; };
+    auto const neg_neg = [](auto const& a, auto const& b) { return -a + -b; };
+    auto const twice = [](auto const& a, auto const&) { return -(-a); };
+    auto const sub_graph = "kiln graph: 2 arguments, 2 parameters, 3 nodes\n"
+                           "  %0 = param args[0] : f64[]\n"
+                           "  %1 = param args[1] : f64[]\n"
+                           "  %2 = sub %0 %1 : f64[]\n"
+                           "  return %2\n";
+    EXPECT_EQ(text(plus_neg, x, y), sub_graph);
+    EXPECT_EQ(text(neg_plus, x, y), sub_graph);
+    EXPECT_EQ(text(minus_neg, x, y),
+              "kiln graph: 2 arguments, 2 parameters, 3 nodes\n"
+              "  %0 = param args[0] : f64[]\n"
+              "  %1 = param args[1] : f64[]\n"
+              "  %2 = add %0 %1 : f64[]\n"
+              "  return %2\n");
+    EXPECT_EQ(text(neg_neg, x, y),  // (-a) - b: -(a + b) is -0 where (-0) + (-(-0)) is +0
+              "kiln graph: 2 arguments, 2 parameters, 4 nodes\n"
+              "  %0 = param args[0] : f64[]\n"
+              "  %1 = param args[1] : f64[]\n"
+              "  %2 = neg %0 : f64[]\n"
+              "  %3 = sub %2 %1 : f64[]\n"
+              "  return %3\n");
+    static_assert(decltype(kiln::trace(twice, x, y))::num_nodes() == 1);
+
+    // The values are those of the unsimplified expressions, evaluated by hand, bit for bit.
+    double const inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+    std::array<double, 6> const values = {0.0, -0.0, 1.5, -2.25, inf, nan};
+    auto const same = [](double u, double v) {
+        return (std::isnan(u) && std::isnan(v)) || (u == v && std::signbit(u) == std::signbit(v));
+    };
+    volatile double sink = 0;  // keeps the hand-written negations from being folded by the compiler
+    for (double a : values)
+        for (double b : values) {
+            sink = -b;
+            double const nb = sink;
+            sink = -a;
+            double const na = sink;
+            EXPECT_TRUE(same(kiln::jit(plus_neg)(a, b), a + nb)) << a << " " << b;
+            EXPECT_TRUE(same(kiln::jit(neg_plus)(a, b), nb + a)) << a << " " << b;
+            EXPECT_TRUE(same(kiln::jit(minus_neg)(a, b), a - nb)) << a << " " << b;
+            EXPECT_TRUE(same(kiln::jit(neg_neg)(a, b), na + nb)) << a << " " << b;
+            EXPECT_TRUE(same(kiln::jit(twice)(a, b), a)) << a << " " << b;
+        }
+
+    // Broadcasting and dtypes are the addition's: a float row plus a negated double matrix is f64[2,3].
+    Eigen::RowVector3f const row(1.0f, -2.0f, 0.5f);
+    MatrixXd const m = MatrixXd::Random(2, 3);
+    MatrixXd const broadcast = kiln::jit(plus_neg)(row, m);
+    MatrixXd const expected = (-m).rowwise() + row.cast<double>();
+    EXPECT_EQ(broadcast, expected);
+    EXPECT_NE(text(plus_neg, row, m).find("%2 = sub %0 %1 : f64[2,3]"), std::string::npos) << text(plus_neg, row, m);
+
+    // An identity of the addition is applied first: 0 + (-y) and (-y) + 0 are -y, not 0 - y.
+    auto const zero_plus = [](auto const& a) { return kiln::c<0.0> + -a; };
+    auto const plus_zero = [](auto const& a) { return -a + kiln::full_like(a, kiln::c<0.0>); };
+    EXPECT_EQ(text(zero_plus, x), "kiln graph: 1 arguments, 1 parameters, 2 nodes\n"
+                                  "  %0 = param args[0] : f64[]\n"
+                                  "  %1 = neg %0 : f64[]\n"
+                                  "  return %1\n");
+    EXPECT_NE(text(plus_zero, m).find("neg %0"), std::string::npos) << text(plus_zero, m);
+    EXPECT_EQ(text(plus_zero, m).find("sub"), std::string::npos) << text(plus_zero, m);
+
+    // A reverse pass through a subtraction: a's adjoint is e * b + (-e) for e = exp(a * b - a), one node
+    // fewer as e * b - e.
+    auto const diff = [](auto const& u, auto const& v) { return kiln::sum(kiln::exp(u * v - u)); };
+    MatrixXd const a = MatrixXd::Random(2, 3), b = MatrixXd::Random(2, 3);
+    auto const [ga, gb] = kiln::jit(kiln::grad(diff, kiln::argnums<0, 1>))(a, b);
+    Eigen::ArrayXXd const e = (a.array() * b.array() - a.array()).exp();
+    MatrixXd const ga_hand = e * b.array() - e, gb_hand = e * a.array();
+    EXPECT_TRUE(ga.isApprox(ga_hand, 1e-15));
+    EXPECT_TRUE(gb.isApprox(gb_hand, 1e-15));
+    std::string const gtext = kiln::lower(kiln::grad(diff, kiln::argnums<0, 1>), a, b).as_text();
+    EXPECT_EQ(gtext.find("neg"), std::string::npos) << gtext;
+}
+
 // matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of
 // its own), so kiln materializes an elementwise operand of matmul itself, in the buffer of the first
 // product that dies there: the MLP's hidden layer needs one buffer, not two.

@@ -4,7 +4,9 @@
 
 #include <kiln/detail/ir/make.hpp>
 #include <kiln/detail/rules/elementwise.hpp>
+#include <kiln/ops/add.hpp>
 #include <kiln/ops/full.hpp>
+#include <kiln/ops/sub.hpp>
 
 #include <string_view>
 
@@ -34,6 +36,35 @@ namespace detail {
 template <int Rank, long Rows, long Cols, class T, bool Weak, class V, class... Like>
 struct simplify<node<ops::neg_p, node<ops::full_p<Rank, Rows, Cols, T, Weak>, V, Like...>>> {
     using type = typename make_node<ops::full_p<Rank, Rows, Cols, T, Weak>, decltype(-tracer<V>{}), tracer<Like>...>::kiln_expr;
+};
+
+// A negation absorbed by the addition or subtraction that reads it: x + (-y) and (-y) + x are x - y,
+// x - (-y) is x + y, and -(-x) is x. IEEE 754 defines x - y as x + (-y), and negation is exact, so each
+// is the same value bit for bit (signed zeros and NaNs included), in the same dtype and shape. What a
+// reverse pass makes of a subtraction (-g, then added to the other uses' contributions) is then one node,
+// not two. Not where x is an identity of the addition (0 + (-y) is -y).
+template <class X, class Y>
+    requires(!is_left_identity<ops::add_p, X>::value)
+struct simplify<node<ops::add_p, X, node<ops::neg_p, Y>>> {
+    using type = typename make_node<ops::sub_p, tracer<X>, tracer<Y>>::kiln_expr;
+};
+template <class Y, class X>
+    requires(!is_right_identity<ops::add_p, X>::value)
+struct simplify<node<ops::add_p, node<ops::neg_p, Y>, X>> {
+    using type = typename make_node<ops::sub_p, tracer<X>, tracer<Y>>::kiln_expr;
+};
+// (-a) + (-b) is (-a) - b: -(a + b) would differ in the sign of a zero sum (a = 0, b = -0).
+template <class A, class B>
+struct simplify<node<ops::add_p, node<ops::neg_p, A>, node<ops::neg_p, B>>> {
+    using type = typename make_node<ops::sub_p, tracer<node<ops::neg_p, A>>, tracer<B>>::kiln_expr;
+};
+template <class X, class Y>
+struct simplify<node<ops::sub_p, X, node<ops::neg_p, Y>>> {
+    using type = typename make_node<ops::add_p, tracer<X>, tracer<Y>>::kiln_expr;
+};
+template <class X>
+struct simplify<node<ops::neg_p, node<ops::neg_p, X>>> {
+    using type = X;
 };
 }  // namespace detail
 
