@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <string>
 
@@ -292,7 +293,7 @@ TEST(Graph, CommutativeOperationsPutAConstantSecond) {
 }
 
 // A negation read by an addition or a subtraction is absorbed (ops/neg.hpp): x + (-y) is x - y, and so on.
-// Bit for bit the same values, signed zeros, infinities and NaNs included.
+// The same values, signed zeros and infinities included (and NaN for NaN), and integers wrapping as before.
 TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
     auto text = [](auto const& f, auto const&... args) { return kiln::trace(f, args...).as_text(); };
     auto const x = 1.5, y = 2.0;
@@ -347,7 +348,18 @@ TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
     EXPECT_EQ(broadcast, expected);
     EXPECT_NE(text(plus_neg, row, m).find("%2 = sub %0 %1 : f64[2,3]"), std::string::npos) << text(plus_neg, row, m);
 
-    // An identity of the addition is applied first: 0 + (-y) and (-y) + 0 are -y, not 0 - y.
+    // An integer negated in a narrower dtype than the sum's wraps first: not rewritten. In one dtype, the
+    // wrap-around is the same either way.
+    auto const min32 = std::numeric_limits<std::int32_t>::min();
+    EXPECT_EQ(kiln::jit(plus_neg)(std::int64_t{0}, min32), std::int64_t{min32});  // -INT32_MIN is INT32_MIN
+    EXPECT_EQ(kiln::jit(minus_neg)(0.0, min32), -static_cast<double>(min32));
+    EXPECT_NE(text(plus_neg, std::int64_t{0}, min32).find("= neg %1 : i32[]"), std::string::npos)
+        << text(plus_neg, std::int64_t{0}, min32);
+    EXPECT_EQ(kiln::jit(plus_neg)(std::int32_t{5}, min32), std::int32_t{5} + min32);  // 5 - INT32_MIN wraps
+    EXPECT_NE(text(plus_neg, std::int32_t{5}, min32).find("= sub %0 %1 : i32[]"), std::string::npos);
+
+    // An identity of the addition is applied first: 0 + (-y) and (-y) + 0 are -y, not 0 - y; 0 - (-y) is
+    // not y (for y = -0.0 it is +0.0).
     auto const zero_plus = [](auto const& a) { return kiln::c<0.0> + -a; };
     auto const plus_zero = [](auto const& a) { return -a + kiln::full_like(a, kiln::c<0.0>); };
     EXPECT_EQ(text(zero_plus, x), "kiln graph: 1 arguments, 1 parameters, 2 nodes\n"
@@ -356,6 +368,9 @@ TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
                                   "  return %1\n");
     EXPECT_NE(text(plus_zero, m).find("neg %0"), std::string::npos) << text(plus_zero, m);
     EXPECT_EQ(text(plus_zero, m).find("sub"), std::string::npos) << text(plus_zero, m);
+    auto const zero_minus = [](auto const& a) { return kiln::c<0.0> - -a; };
+    EXPECT_TRUE(same(kiln::jit(zero_minus)(-0.0), 0.0));
+    EXPECT_TRUE(same(kiln::jit(zero_minus)(2.5), 2.5));
 
     // A reverse pass through a subtraction: a's adjoint is e * b + (-e) for e = exp(a * b - a), one node
     // fewer as e * b - e.
@@ -367,7 +382,7 @@ TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
     EXPECT_TRUE(ga.isApprox(ga_hand, 1e-15));
     EXPECT_TRUE(gb.isApprox(gb_hand, 1e-15));
     std::string const gtext = kiln::lower(kiln::grad(diff, kiln::argnums<0, 1>), a, b).as_text();
-    EXPECT_EQ(gtext.find("neg"), std::string::npos) << gtext;
+    EXPECT_EQ(gtext.find("= neg "), std::string::npos) << gtext;
 }
 
 // matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of

@@ -9,6 +9,7 @@
 #include <kiln/ops/sub.hpp>
 
 #include <string_view>
+#include <type_traits>
 
 namespace kiln {
 namespace ops {
@@ -39,29 +40,41 @@ struct simplify<node<ops::neg_p, node<ops::full_p<Rank, Rows, Cols, T, Weak>, V,
 };
 
 // A negation absorbed by the addition or subtraction that reads it: x + (-y) and (-y) + x are x - y,
-// x - (-y) is x + y, and -(-x) is x. IEEE 754 defines x - y as x + (-y), and negation is exact, so each
-// is the same value bit for bit (signed zeros and NaNs included), in the same dtype and shape. What a
-// reverse pass makes of a subtraction (-g, then added to the other uses' contributions) is then one node,
-// not two. Not where x is an identity of the addition (0 + (-y) is -y).
+// (-a) + (-b) is (-a) - b, x - (-y) is x + y, and -(-x) is x. IEEE 754 defines x - y as x + (-y) (a NaN
+// stays a NaN; the sign of a NaN result is unspecified either way), and integers of one dtype wrap the
+// same either way, so the value, dtype and shape are the node's. What a reverse pass makes of a
+// subtraction (-g, then added to the other uses' contributions) is then one node, not two. Not rewritten:
+// - where the other operand is an identity of the addition (0 + (-y) is -y; 0 - (-y) is not y, whose
+//   -0.0 would differ from 0 - (-(-0.0)) = +0.0);
+// - where y is an integer of another dtype than x: -y wraps in y's own dtype before it is widened
+//   (-INT32_MIN is INT32_MIN in i32; i64 0 + -(i32 INT32_MIN) is -2^31, and 0 - INT32_MIN would be 2^31);
+// - -(a + b) for (-a) + (-b): it differs in the sign of a zero sum (a = 0, b = -0).
+template <class X, class Y>
+struct negation_absorbed : std::bool_constant<std::is_floating_point_v<typename info<Y>::scalar> ||
+                                              std::is_same_v<typename info<Y>::scalar, typename info<X>::scalar>> {};
+template <class P, class X, class Y, class N>
+struct absorb_negation {
+    struct rewritten {
+        using type = typename make_node<P, tracer<X>, tracer<Y>>::kiln_expr;
+    };
+    using type = typename std::conditional_t<negation_absorbed<X, Y>::value, rewritten, std::type_identity<N>>::type;
+};
 template <class X, class Y>
     requires(!is_left_identity<ops::add_p, X>::value)
-struct simplify<node<ops::add_p, X, node<ops::neg_p, Y>>> {
-    using type = typename make_node<ops::sub_p, tracer<X>, tracer<Y>>::kiln_expr;
-};
+struct simplify<node<ops::add_p, X, node<ops::neg_p, Y>>>
+    : absorb_negation<ops::sub_p, X, Y, node<ops::add_p, X, node<ops::neg_p, Y>>> {};
 template <class Y, class X>
     requires(!is_right_identity<ops::add_p, X>::value)
-struct simplify<node<ops::add_p, node<ops::neg_p, Y>, X>> {
-    using type = typename make_node<ops::sub_p, tracer<X>, tracer<Y>>::kiln_expr;
-};
-// (-a) + (-b) is (-a) - b: -(a + b) would differ in the sign of a zero sum (a = 0, b = -0).
+struct simplify<node<ops::add_p, node<ops::neg_p, Y>, X>>
+    : absorb_negation<ops::sub_p, X, Y, node<ops::add_p, node<ops::neg_p, Y>, X>> {};
 template <class A, class B>
-struct simplify<node<ops::add_p, node<ops::neg_p, A>, node<ops::neg_p, B>>> {
-    using type = typename make_node<ops::sub_p, tracer<node<ops::neg_p, A>>, tracer<B>>::kiln_expr;
-};
+struct simplify<node<ops::add_p, node<ops::neg_p, A>, node<ops::neg_p, B>>>
+    : absorb_negation<ops::sub_p, node<ops::neg_p, A>, B,
+                      node<ops::add_p, node<ops::neg_p, A>, node<ops::neg_p, B>>> {};
 template <class X, class Y>
-struct simplify<node<ops::sub_p, X, node<ops::neg_p, Y>>> {
-    using type = typename make_node<ops::add_p, tracer<X>, tracer<Y>>::kiln_expr;
-};
+    requires(!is_left_identity<ops::add_p, X>::value && !is_right_identity<ops::add_p, Y>::value)
+struct simplify<node<ops::sub_p, X, node<ops::neg_p, Y>>>
+    : absorb_negation<ops::add_p, X, Y, node<ops::sub_p, X, node<ops::neg_p, Y>>> {};
 template <class X>
 struct simplify<node<ops::neg_p, node<ops::neg_p, X>>> {
     using type = X;
