@@ -200,6 +200,41 @@ TEST(Graph, OperandsThatShareNothingKeepTheirOrder) {
     EXPECT_DOUBLE_EQ(kiln::jit(f)(0.3, 0.4), a + b);
 }
 
+// A constant first, over an operand of more than 16 nodes that lacks it: the constant follows that
+// operand's nodes, whose chain is reused (detail/ir/meta.hpp, chain_union); over a shorter operand it stays
+// first, in the program's order.
+TEST(Graph, ALeafBeforeALongOperandFollowsIt) {
+    auto long_operand = [](auto const& x) { return kiln::c<2.0> - sin_steps<20>(x); };
+    auto short_operand = [](auto const& x) { return kiln::c<2.0> - sin_steps<3>(x); };
+    using L = decltype(kiln::trace(long_operand, 0.3));
+    static_assert(L::num_nodes() == 44);  // the parameter, 0.9, 2 x 20 steps, 2, the difference
+    std::string const text = kiln::trace(long_operand, 0.3).as_text();
+    EXPECT_NE(text.find("  %0 = param args[0] : f64[]\n"
+                        "  %1 = sin %0 : f64[]\n"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("  %41 = mul %40 %2 : f64[]\n"
+                        "  %42 = constant 2 : f64[]\n"
+                        "  %43 = sub %42 %41 : f64[]\n"
+                        "  return %43\n"),
+              std::string::npos)
+        << text;
+    std::string const short_text = kiln::trace(short_operand, 0.3).as_text();
+    EXPECT_NE(short_text.find("  %1 = constant 2 : f64[]\n"
+                              "  %2 = sin %0 : f64[]\n"),
+              std::string::npos)
+        << short_text;
+    double y = 0.3, z = 0.3;
+    for (int i = 0; i < 20; ++i) y = std::sin(y) * 0.9;
+    for (int i = 0; i < 3; ++i) z = std::sin(z) * 0.9;
+    EXPECT_DOUBLE_EQ(kiln::jit(long_operand)(0.3), 2.0 - y);
+    EXPECT_DOUBLE_EQ(kiln::jit(short_operand)(0.3), 2.0 - z);
+    // Its derivative, d/dx (2 - s(x)) = -s'(x), against central differences.
+    double const h = 1e-6;
+    double const fd = (kiln::jit(long_operand)(0.3 + h) - kiln::jit(long_operand)(0.3 - h)) / (2 * h);
+    EXPECT_NEAR(kiln::jit(kiln::grad(long_operand))(0.3), fd, 1e-8);
+}
+
 // Constant folding and identities happen when a node is made (detail/ir/fold.hpp): the graph never holds
 // them. An identity applies only when it keeps the dtype and shape of the other operand.
 TEST(Graph, ConstantFoldingAndIdentities) {
