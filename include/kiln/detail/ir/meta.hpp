@@ -179,6 +179,15 @@ struct only_root_missing;
 template <class Root, class A, class... Cs>
 struct only_root_missing<Root, A, mp_list<Cs...>> : std::conjunction<in_set<Cs, A>...> {};
 
+// Whether chain C has over N links, walking at most N + 1 of them (a length member on every link cost the
+// forward graph of bench/compile_time.py 5% more compile time).
+template <class C, std::size_t N>
+struct longer_than : std::false_type {};  // C is topo_nil
+template <class P, class X, bool E, std::size_t N>
+struct longer_than<topo_cons<P, X, E>, N> : longer_than<P, N - 1> {};
+template <class P, class X, bool E>
+struct longer_than<topo_cons<P, X, E>, 0> : std::true_type {};
+
 // A followed by the nodes of B that A lacks, in B's order (A and B closed under "child of", so the result
 // is topologically ordered and closed too), where that is cheap to find: nothing when B's root is in A; B
 // itself when A is a node's own chain and B has that node; A and B's root when A has all its children.
@@ -188,14 +197,6 @@ struct only_root_missing<Root, A, mp_list<Cs...>> : std::conjunction<in_set<Cs, 
 // whole forward graph, and g++ gives every link its own copy of the links before it (memory quadratic in
 // the chain's length, per such node). Shorter chains keep the program's order (the leaf first).
 inline constexpr std::size_t long_chain = 16;
-// Whether chain C has over N links, walking at most N + 1 of them (a length member on every link cost the
-// forward graph of bench/compile_time.py 5% more compile time).
-template <class C, std::size_t N>
-struct longer_than : std::false_type {};  // C is topo_nil
-template <class P, class X, bool E, std::size_t N>
-struct longer_than<topo_cons<P, X, E>, N> : longer_than<P, N - 1> {};
-template <class P, class X, bool E>
-struct longer_than<topo_cons<P, X, E>, 0> : std::true_type {};
 template <class A, class B>
 struct chain_union {
     using type = typename chain_append<A, typename chain_missing<A, B>::type>::type;
