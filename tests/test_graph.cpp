@@ -420,6 +420,75 @@ TEST(Graph, NegationsAbsorbedByAdditionAndSubtraction) {
     EXPECT_EQ(gtext.find("= neg "), std::string::npos) << gtext;
 }
 
+// A product with a broadcast scalar is the other operand's column or row sums, spread (ops/matmul.hpp):
+// the reverse pass of sum(A B) computes no GEMM, and every value is the product's, by hand.
+TEST(Graph, AProductWithABroadcastScalarIsSums) {
+    auto const evaluated_products = [](std::string const& text) {  // matmul nodes the plan computes
+        int n = 0;
+        for (std::size_t at = text.find("= matmul "); at != std::string::npos; at = text.find("= matmul ", at + 1))
+            n += text.compare(text.find(';', at), 14, "; extents only") != 0;
+        return n;
+    };
+    auto const loss = [](auto const& a, auto const& b) { return kiln::sum(kiln::matmul(a, b)); };
+    auto const scaled = [](auto const& a, auto const& b) { return kiln::mean(kiln::matmul(a, b)) * kiln::at<0, 0>(b); };
+    MatrixXd const a = MatrixXd::Random(3, 4), b = MatrixXd::Random(4, 5);
+    auto const grad = kiln::grad(loss, kiln::argnums<0, 1>);
+    std::string const text = kiln::lower(grad, a, b).as_text();
+    EXPECT_EQ(evaluated_products(text), 0) << text;
+    EXPECT_EQ(evaluated_products(kiln::lower(kiln::value_and_grad(loss, kiln::argnums<0, 1>), a, b).as_text()), 1);
+    auto const [ga, gb] = kiln::jit(grad)(a, b);
+    MatrixXd const ones = MatrixXd::Ones(3, 5);
+    EXPECT_TRUE(ga.isApprox(ones * b.transpose(), 1e-14));  // G B^T and A^T G, G the seed
+    EXPECT_TRUE(gb.isApprox(a.transpose() * ones, 1e-14));
+    // mean's seed is a traced 1 / size, and the second factor reads b(0, 0) as well.
+    auto const [sa, sb] = kiln::jit(kiln::grad(scaled, kiln::argnums<0, 1>))(a, b);
+    double const m = (a * b).mean(), s = b(0, 0);
+    EXPECT_TRUE(sa.isApprox(s / 15.0 * ones * b.transpose(), 1e-14));
+    MatrixXd sb_hand = s / 15.0 * a.transpose() * ones;
+    sb_hand(0, 0) += m;
+    EXPECT_TRUE(sb.isApprox(sb_hand, 1e-14));
+
+    // Forward, a fill on either side: fixed and dynamic extents, a traced fill, a column result.
+    auto const left = [](auto const& x, auto const& y) { return kiln::matmul(kiln::full_like(x, kiln::at<0, 0>(y)), y); };
+    auto const right = [](auto const& x, auto const& y) { return kiln::matmul(x, kiln::full_like(y, kiln::at<0, 0>(x))); };
+    Eigen::Matrix<double, 2, 3> const f23 = Eigen::Matrix<double, 2, 3>::Random();
+    Eigen::Matrix<double, 3, 1> const f31 = Eigen::Matrix<double, 3, 1>::Random();
+    MatrixXd const d23 = f23, d31 = f31;
+    auto const filled = [](auto const& like, double v) { return MatrixXd::Constant(like.rows(), like.cols(), v); };
+    for (auto const& [x, y] : {std::pair<MatrixXd, MatrixXd>{d23, d31}, {a, b}}) {
+        MatrixXd const l = kiln::jit(left)(x, y), r = kiln::jit(right)(x, y);
+        EXPECT_TRUE(l.isApprox(filled(x, y(0, 0)) * y, 1e-14));
+        EXPECT_TRUE(r.isApprox(x * filled(y, x(0, 0)), 1e-14));
+        EXPECT_EQ(evaluated_products(kiln::lower(left, x, y).as_text()), 0);
+        EXPECT_EQ(evaluated_products(kiln::lower(right, x, y).as_text()), 0);
+    }
+    Eigen::Matrix<double, 2, 1> const fl = kiln::jit(left)(f23, f31);
+    EXPECT_TRUE(fl.isApprox(filled(f23, f31(0)) * f31, 1e-14));
+    std::string const fixed = kiln::lower(right, f23, f31).as_text();
+    EXPECT_EQ(fixed.find("full[shape=(2,1)"), std::string::npos) << fixed;  // the sums are the 2 x 1 result
+    EXPECT_NE(fixed.find("sum[axes=(1,)]"), std::string::npos) << fixed;
+
+    // An empty inner extent gives zeros, even for an infinite fill, as the product does.
+    MatrixXd const empty_x(2, 0), empty_y(0, 3);
+    auto const inf_left = [](auto const& x, auto const& y) {
+        return kiln::matmul(kiln::full_like(x, kiln::c<std::numeric_limits<double>::infinity()>), y);
+    };
+    MatrixXd const zeros = kiln::jit(inf_left)(empty_x, empty_y);
+    EXPECT_EQ(zeros, MatrixXd::Zero(2, 3));
+
+    // The inner extents are still checked, before anything is evaluated.
+    MatrixXd const wrong(5, 2);
+    EXPECT_THROW((void)kiln::jit(left)(a, wrong), kiln::shape_error);
+    EXPECT_THROW((void)kiln::jit(right)(wrong, b), kiln::shape_error);
+
+    // Integer products wrap around as GEMM computes them: not rewritten. float stays float.
+    Eigen::MatrixXi const ia = Eigen::MatrixXi::Ones(2, 3), ib = Eigen::MatrixXi::Ones(3, 2);
+    EXPECT_EQ(evaluated_products(kiln::lower(left, ia, ib).as_text()), 1);
+    Eigen::MatrixXf const fa = a.cast<float>(), fb = b.cast<float>();
+    Eigen::MatrixXf const fr = kiln::jit(right)(fa, fb);
+    EXPECT_TRUE(fr.isApprox(fa * Eigen::MatrixXf::Constant(4, 5, fa(0, 0)), 1e-5f));
+}
+
 // matmul reads its operands from memory (Eigen's GEMM copies an expression operand into a temporary of
 // its own), so kiln materializes an elementwise operand of matmul itself, in the buffer of the first
 // product that dies there: the MLP's hidden layer needs one buffer, not two.

@@ -10,6 +10,7 @@
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/at.hpp>
+#include <kiln/ops/full.hpp>
 #include <kiln/ops/matrix.hpp>
 #include <kiln/ops/mul.hpp>
 #include <kiln/ops/sum.hpp>
@@ -228,6 +229,49 @@ struct matmul_p : primitive_base {
     }
 };
 }  // namespace ops
+
+namespace detail {
+// A product with a broadcast scalar v (a full node; the seed of sum(A B)'s derivative is one: dA = G B^T
+// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, the column sums of
+// v b_kj, and every column of A (v) the row sums of a_ik v: the product is those sums spread over its
+// extents, O(k n) instead of GEMM's O(m k n), with the same terms added in another order (an empty inner
+// extent still gives 0, an infinite or NaN v propagates as in the product). The product stays, never
+// evaluated, as the operand that gives the result's extents and checks the inner extent at run time.
+// Floating-point products only (integer products wrap around as GEMM computes them), and only where the
+// sums have the product's dtype and weak typing.
+template <class N>
+struct is_fill : std::false_type {};
+template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
+    requires(std::is_void_v<T> || std::is_same_v<T, typename info<V>::scalar>)
+struct is_fill<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>> : std::true_type {
+    using fill = tracer<V>;
+};
+template <class Product>
+concept floating_product = std::is_floating_point_v<typename info<Product>::scalar>;
+template <class Product, class Sums>
+constexpr auto spread_like(Sums const& sums) {
+    using P = meta_of_tracer<tracer<Product>>;
+    using S = meta_of_tracer<Sums>;
+    if constexpr (!std::is_same_v<typename S::scalar, typename P::scalar> || S::weak != P::weak)
+        return tracer<Product>{};
+    else if constexpr (P::rows >= 0 && P::cols >= 0 && S::rows == P::rows && S::cols == P::cols)
+        return sums;
+    else
+        return sums + zeros_like(tracer<Product>{});
+}
+template <class F, class B>
+    requires(is_fill<F>::value && floating_product<node<ops::matmul_p, F, B>>)
+struct simplify<node<ops::matmul_p, F, B>> {
+    using type = typename decltype(spread_like<node<ops::matmul_p, F, B>>(
+        kiln::sum(typename is_fill<F>::fill{} * tracer<B>{}, axis<0>)))::kiln_expr;
+};
+template <class A, class F>
+    requires(is_fill<F>::value && !is_fill<A>::value && floating_product<node<ops::matmul_p, A, F>>)
+struct simplify<node<ops::matmul_p, A, F>> {
+    using type = typename decltype(spread_like<node<ops::matmul_p, A, F>>(
+        kiln::sum(tracer<A>{} * typename is_fill<F>::fill{}, axis<1>)))::kiln_expr;
+};
+}  // namespace detail
 
 template <traced_value A, traced_value B>
 constexpr auto matmul(A const&, B const&) {
