@@ -338,18 +338,33 @@ TEST(Grad, AStretchedCotangentIsRecomputedWhereItIsRead) {
     Eigen::ArrayXXd const r = (x.array().exp().rowwise().sum().matrix() * Eigen::RowVectorXd::Ones(5)).array() * w.array();
     expect_close(q, MatrixXd(r * r * r * r + x.array().sin()), 1e-13);
     EXPECT_NEAR(t, (x.array().exp() * w.array()).sum(), 1e-12);
-    // A constant fill of dynamic extents read twice is still stored once: sum(A B)'s cotangent, ones, read
-    // by both matrix products of the gradient (each GEMM would otherwise evaluate it for itself).
+    // sum(A B)'s cotangent, a fill of ones of dynamic extents, meets both matrix products of the gradient:
+    // each is the other operand's row or column sums (ops/matmul.hpp), and the fill is never computed.
     auto const sab = [](auto const& a, auto const& b) { return kiln::sum(kiln::matmul(a, b)); };
     MatrixXd const A = MatrixXd::Random(6, 4), B = MatrixXd::Random(4, 5);
     auto const gab = kiln::jit(kiln::grad(sab, kiln::argnums<0, 1>));
     std::string const sab_text = gab.lower(A, B).as_text();
     std::size_t const fill = sab_text.find(" = full[");
     ASSERT_NE(fill, std::string::npos) << sab_text;
-    EXPECT_EQ(sab_text.compare(sab_text.find(';', fill), 16, "; materialized: "), 0) << sab_text;
+    EXPECT_EQ(sab_text.compare(sab_text.find(';', fill), 14, "; extents only"), 0) << sab_text;
     auto const [ga, gb] = gab(A, B);
     expect_close(ga, MatrixXd(MatrixXd::Ones(6, 5) * B.transpose()), 1e-14);
     expect_close(gb, MatrixXd(A.transpose() * MatrixXd::Ones(6, 5)), 1e-14);
+    // A constant fill of dynamic extents read twice is still stored once where two matrix products read it
+    // (Eigen's GEMM would otherwise evaluate it into a temporary of its own for each): integer products,
+    // which stay products.
+    auto const twice = [](auto const& a, auto const& b, auto const& c) {
+        auto const ones = kiln::ones_like(a);
+        return kiln::matmul(ones, b) + kiln::matmul(ones, c);
+    };
+    Eigen::MatrixXi const ia = Eigen::MatrixXi::Ones(6, 4), ib = Eigen::MatrixXi::Random(4, 5).unaryExpr([](int v) { return v % 100; }),
+                          ic = Eigen::MatrixXi::Random(4, 5).unaryExpr([](int v) { return v % 100; });
+    std::string const twice_text = kiln::jit(twice).lower(ia, ib, ic).as_text();
+    std::size_t const ones_at = twice_text.find(" = full[");
+    ASSERT_NE(ones_at, std::string::npos) << twice_text;
+    EXPECT_EQ(twice_text.compare(twice_text.find(';', ones_at), 16, "; materialized: "), 0) << twice_text;
+    Eigen::MatrixXi const want_twice = ia * ib + ia * ic;
+    EXPECT_EQ(kiln::jit(twice)(ia, ib, ic), want_twice);
 }
 
 TEST(Grad, VjpAndJvp) {
