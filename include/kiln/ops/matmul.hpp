@@ -1,6 +1,7 @@
 // matmul: the matrix product a b of an m x k and a k x n operand (vectors are k x 1 or 1 x k).
 // Always materialized: Eigen's GEMM writes it straight into its temporary. An elementwise operand is
 // materialized first (where an operand's dying buffer can hold it), as GEMM would copy it anyway.
+// A product with a broadcast scalar (a full node) is the other operand's row or column sums instead.
 #ifndef KILN_OPS_MATMUL_HPP
 #define KILN_OPS_MATMUL_HPP
 
