@@ -448,6 +448,17 @@ TEST(Graph, AProductWithABroadcastScalarIsSums) {
     sb_hand(0, 0) += m;
     EXPECT_TRUE(sb.isApprox(sb_hand, 1e-14));
 
+    // Per-example gradients: the fill is each example's own scalar (the cotangent of sum(x W) * sum(x)),
+    // which multiplies the sums, not W: a per-example matrix would have rank 3 in the batch.
+    auto const per_example = [](auto const& x, auto const& w) { return kiln::sum(kiln::matmul(x, w)) * kiln::sum(x); };
+    MatrixXd const xs = MatrixXd::Random(5, 3), w = MatrixXd::Random(3, 4);
+    MatrixXd const batched = kiln::jit(kiln::vmap(kiln::grad(per_example), kiln::in_axes<0, kiln::none>))(xs, w);
+    for (Eigen::Index i = 0; i < xs.rows(); ++i) {
+        RowVectorXd const x = xs.row(i);
+        RowVectorXd const want = x.sum() * w.rowwise().sum().transpose() + (x * w).sum() * RowVectorXd::Ones(3);
+        EXPECT_TRUE(batched.row(i).isApprox(want, 1e-14)) << i;
+    }
+
     // Forward, a fill on either side: fixed and dynamic extents, a traced fill, a column result.
     auto const left = [](auto const& x, auto const& y) { return kiln::matmul(kiln::full_like(x, kiln::at<0, 0>(y)), y); };
     auto const right = [](auto const& x, auto const& y) { return kiln::matmul(x, kiln::full_like(y, kiln::at<0, 0>(x))); };
@@ -475,6 +486,9 @@ TEST(Graph, AProductWithABroadcastScalarIsSums) {
     };
     MatrixXd const zeros = kiln::jit(inf_left)(empty_x, empty_y);
     EXPECT_EQ(zeros, MatrixXd::Zero(2, 3));
+    auto const traced_fill = [](auto const& x, auto const& y, auto const& v) { return kiln::matmul(x, kiln::full_like(y, v)); };
+    MatrixXd const traced_zeros = kiln::jit(traced_fill)(empty_x, empty_y, std::numeric_limits<double>::infinity());
+    EXPECT_EQ(traced_zeros, MatrixXd::Zero(2, 3));
 
     // The inner extents are still checked, before anything is evaluated.
     MatrixXd const wrong(5, 2);

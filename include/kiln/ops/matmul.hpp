@@ -11,12 +11,16 @@
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/at.hpp>
+#include <kiln/ops/compare.hpp>
 #include <kiln/ops/full.hpp>
 #include <kiln/ops/matrix.hpp>
 #include <kiln/ops/mul.hpp>
+#include <kiln/ops/size.hpp>
 #include <kiln/ops/sum.hpp>
+#include <kiln/ops/where.hpp>
 
 #include <cstddef>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -233,13 +237,15 @@ struct matmul_p : primitive_base {
 
 namespace detail {
 // A product with a broadcast scalar v (a full node; the seed of sum(A B)'s derivative is one: dA = G B^T
-// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, the column sums of
-// v b_kj, and every column of A (v) the row sums of a_ik v: the product is those sums spread over its
-// extents, O(k n) instead of GEMM's O(m k n), with the same terms added in another order (an empty inner
-// extent still gives 0, an infinite or NaN v propagates as in the product). The product stays, never
-// evaluated, as the operand that gives the result's extents and checks the inner extent at run time.
-// Floating-point products only (integer products wrap around as GEMM computes them), and only where the
-// sums have the product's dtype and weak typing.
+// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, v times B's column
+// sums, and every column of A (v) is A's row sums times v: the product is those sums spread over its
+// extents, O(k n) instead of GEMM's O(m k n). The sums are taken before the product by v, so that v stays a
+// scalar (under vmap a per-example v times a matrix would be a matrix per example): one rounding fewer than
+// the product's, and an infinite v gives an infinity where a zero term of the product would have made a
+// NaN. An empty inner extent still gives 0. The product stays, never evaluated, as the operand that gives
+// the result's extents and checks the inner extent at run time. Floating-point products only (integer
+// products wrap around as GEMM computes them), and only where the result keeps the product's dtype and
+// weak typing.
 template <class N>
 struct is_fill : std::false_type {};
 template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
@@ -249,6 +255,24 @@ struct is_fill<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>> : std::tru
 };
 template <class Product>
 concept floating_product = std::is_floating_point_v<typename info<Product>::scalar>;
+// A literal whose product with 0 is 0.
+template <class V>
+struct finite_literal : std::false_type {};
+template <auto V>
+struct finite_literal<constant<V>>
+    : std::bool_constant<!std::is_floating_point_v<decltype(V)> ||
+                         (V >= std::numeric_limits<decltype(V)>::lowest() && V <= std::numeric_limits<decltype(V)>::max())> {};
+// v times the sums of x along Axis, the product's inner extent: 0 where that extent is 0, also for an
+// infinite or NaN v, as the product's sum of no terms.
+template <int Axis, class Fill, class X>
+constexpr auto scaled_sums(X const& x) {
+    auto const scaled = kiln::sum(x, axis<Axis>) * Fill{};
+    using M = meta_of_tracer<X>;
+    if constexpr ((Axis == 0 ? M::rows : M::cols) > 0 || finite_literal<typename Fill::kiln_expr>::value)
+        return scaled;
+    else
+        return kiln::where(count_along<Axis>(x) == c<0>, c<0>, scaled);
+}
 template <class Product, class Sums>
 constexpr auto spread_like(Sums const& sums) {
     using P = meta_of_tracer<tracer<Product>>;
@@ -264,13 +288,13 @@ template <class F, class B>
     requires(is_fill<F>::value && floating_product<node<ops::matmul_p, F, B>>)
 struct simplify<node<ops::matmul_p, F, B>> {
     using type = typename decltype(spread_like<node<ops::matmul_p, F, B>>(
-        kiln::sum(typename is_fill<F>::fill{} * tracer<B>{}, axis<0>)))::kiln_expr;
+        scaled_sums<0, typename is_fill<F>::fill>(tracer<B>{})))::kiln_expr;
 };
 template <class A, class F>
     requires(is_fill<F>::value && !is_fill<A>::value && floating_product<node<ops::matmul_p, A, F>>)
 struct simplify<node<ops::matmul_p, A, F>> {
     using type = typename decltype(spread_like<node<ops::matmul_p, A, F>>(
-        kiln::sum(tracer<A>{} * typename is_fill<F>::fill{}, axis<1>)))::kiln_expr;
+        scaled_sums<1, typename is_fill<F>::fill>(tracer<A>{})))::kiln_expr;
 };
 }  // namespace detail
 
