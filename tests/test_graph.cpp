@@ -15,6 +15,7 @@ namespace {
 
 using Eigen::MatrixXd;
 using Eigen::RowVectorXd;
+using Eigen::VectorXd;
 
 auto const layer = [](auto const& x, auto const& w, auto const& b, auto const& /*unused*/) {
     return kiln::sum(kiln::tanh(kiln::matmul(x, w) + b));  // b broadcasts over rows
@@ -490,10 +491,39 @@ TEST(Graph, AProductWithABroadcastScalarIsSums) {
     MatrixXd const traced_zeros = kiln::jit(traced_fill)(empty_x, empty_y, std::numeric_limits<double>::infinity());
     EXPECT_EQ(traced_zeros, MatrixXd::Zero(2, 3));
 
-    // The inner extents are still checked, before anything is evaluated.
+    // The inner extents are still checked, before anything is evaluated: also where the sums alone have the
+    // product's shape (a fill of one column, a fill of one row, fixed outer extents), and under vmap.
     MatrixXd const wrong(5, 2);
     EXPECT_THROW((void)kiln::jit(left)(a, wrong), kiln::shape_error);
     EXPECT_THROW((void)kiln::jit(right)(wrong, b), kiln::shape_error);
+    auto const by_ones = [](auto const& x, auto const& v) { return kiln::matmul(x, kiln::ones_like(v)); };
+    VectorXd const v5 = VectorXd::Ones(5);
+    EXPECT_THROW((void)kiln::jit(by_ones)(a, v5), kiln::shape_error);  // 3 x 4 times 5 x 1
+    EXPECT_EQ(kiln::jit(by_ones)(a, VectorXd(VectorXd::Ones(4))), MatrixXd(a.rowwise().sum()));
+    Eigen::Matrix<double, 2, Eigen::Dynamic> const two_rows = MatrixXd::Ones(2, 3);
+    EXPECT_THROW((void)kiln::jit(by_ones)(two_rows, v5), kiln::shape_error);
+    auto const row_fill = [](auto const& x, auto const& y) { return kiln::matmul(kiln::full_like(x, kiln::sum(x)), y); };
+    EXPECT_THROW((void)kiln::jit(row_fill)(RowVectorXd(RowVectorXd::Ones(3)), MatrixXd(MatrixXd::Ones(4, 4))), kiln::shape_error);
+    EXPECT_THROW((void)kiln::jit(kiln::vmap(row_fill, kiln::in_axes<0, kiln::none>))(MatrixXd(MatrixXd::Ones(5, 3)),
+                                                                                     MatrixXd(MatrixXd::Ones(4, 4))),
+                 kiln::shape_error);
+
+    // The sums are taken in the product's dtype: an integer operand does not wrap around, a float operand
+    // with a double fill is summed in double.
+    Eigen::MatrixXi big_ints(2, 1);
+    big_ints << 2000000000, 2000000000;
+    MatrixXd const ones22 = MatrixXd::Ones(2, 2);
+    auto const ones_left = [](auto const& x, auto const& y) { return kiln::matmul(kiln::ones_like(x), y); };
+    EXPECT_EQ(kiln::jit(ones_left)(ones22, big_ints), MatrixXd::Constant(2, 1, 4e9));
+    auto const fill_left = [](auto const& x, auto const& y, auto const& s) { return kiln::matmul(kiln::full_like(x, s), y); };
+    Eigen::MatrixXf const tenths = Eigen::MatrixXf::Constant(1000, 1, 0.1f);
+    MatrixXd const by_fill = kiln::jit(fill_left)(MatrixXd(MatrixXd::Ones(1, 1000)), tenths, 1.0);
+    EXPECT_NEAR(by_fill(0, 0), 1000 * static_cast<double>(0.1f), 1e-11);
+    // A literal fill adds the product's own terms: zeros times finite entries are 0, however large.
+    MatrixXd large(2, 1);
+    large << 1e308, 1e308;
+    auto const zeros_left = [](auto const& x, auto const& y) { return kiln::matmul(kiln::zeros_like(x), y); };
+    EXPECT_EQ(kiln::jit(zeros_left)(ones22, large), MatrixXd::Zero(2, 1));
 
     // Integer products wrap around as GEMM computes them: not rewritten. float stays float.
     Eigen::MatrixXi const ia = Eigen::MatrixXi::Ones(2, 3), ib = Eigen::MatrixXi::Ones(3, 2);

@@ -11,16 +11,17 @@
 #include <kiln/detail/rules/batching.hpp>
 #include <kiln/ops/add.hpp>
 #include <kiln/ops/at.hpp>
+#include <kiln/ops/cast.hpp>
 #include <kiln/ops/compare.hpp>
 #include <kiln/ops/full.hpp>
 #include <kiln/ops/matrix.hpp>
 #include <kiln/ops/mul.hpp>
+#include <kiln/ops/shaped_like.hpp>
 #include <kiln/ops/size.hpp>
 #include <kiln/ops/sum.hpp>
 #include <kiln/ops/where.hpp>
 
 #include <cstddef>
-#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -237,15 +238,18 @@ struct matmul_p : primitive_base {
 
 namespace detail {
 // A product with a broadcast scalar v (a full node; the seed of sum(A B)'s derivative is one: dA = G B^T
-// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, v times B's column
-// sums, and every column of A (v) is A's row sums times v: the product is those sums spread over its
-// extents, O(k n) instead of GEMM's O(m k n). The sums are taken before the product by v, so that v stays a
-// scalar (under vmap a per-example v times a matrix would be a matrix per example): one rounding fewer than
-// the product's, and an infinite v gives an infinity where a zero term of the product would have made a
-// NaN. An empty inner extent still gives 0. The product stays, never evaluated, as the operand that gives
-// the result's extents and checks the inner extent at run time. Floating-point products only (integer
-// products wrap around as GEMM computes them), and only where the result keeps the product's dtype and
-// weak typing.
+// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, the sums over its
+// column of v b_kj, and every column of A (v) the sums over its row of a_ik v: the product is those sums
+// spread over its extents, O(k n) instead of GEMM's O(m k n), in the product's dtype (an operand of
+// another dtype is converted first). Where v is a literal (never batched), the sums are of the product's
+// own terms v b_kj, added in another order. Where v is traced it multiplies the sums instead, so that
+// under vmap a per-example v stays a scalar per example (v B would be a matrix per example): one rounding
+// fewer, but a sum can overflow where its scaled terms would not (entries near the largest value), and an
+// infinite v gives an infinity where a zero entry made the product NaN; an empty inner extent still gives 0.
+// The product stays, never evaluated, as an operand read for its extents only, so its inner extents are
+// still checked at run time (a `checked` node where they are not both fixed). Floating-point products only
+// (integer products wrap around as GEMM computes them), and only where the result keeps the product's
+// dtype and weak typing.
 template <class N>
 struct is_fill : std::false_type {};
 template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
@@ -255,46 +259,55 @@ struct is_fill<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>> : std::tru
 };
 template <class Product>
 concept floating_product = std::is_floating_point_v<typename info<Product>::scalar>;
-// A literal whose product with 0 is 0.
-template <class V>
-struct finite_literal : std::false_type {};
-template <auto V>
-struct finite_literal<constant<V>>
-    : std::bool_constant<!std::is_floating_point_v<decltype(V)> ||
-                         (V >= std::numeric_limits<decltype(V)>::lowest() && V <= std::numeric_limits<decltype(V)>::max())> {};
-// v times the sums of x along Axis, the product's inner extent: 0 where that extent is 0, also for an
-// infinite or NaN v, as the product's sum of no terms.
-template <int Axis, class Fill, class X>
+// x in dtype R, summed along Axis (the product's inner extent), scaled by the fill.
+template <int Axis, class R, class Fill, class X>
 constexpr auto scaled_sums(X const& x) {
-    auto const scaled = kiln::sum(x, axis<Axis>) * Fill{};
-    using M = meta_of_tracer<X>;
-    if constexpr ((Axis == 0 ? M::rows : M::cols) > 0 || finite_literal<typename Fill::kiln_expr>::value)
-        return scaled;
-    else
-        return kiln::where(count_along<Axis>(x) == c<0>, c<0>, scaled);
+    auto const xr = [&] {
+        if constexpr (std::is_same_v<typename meta_of_tracer<X>::scalar, R>) return x;
+        else return kiln::cast<R>(x);
+    }();
+    if constexpr (constant_like<typename Fill::kiln_expr>::value) {
+        return kiln::sum(xr * Fill{}, axis<Axis>);
+    } else {
+        auto const scaled = kiln::sum(xr, axis<Axis>) * Fill{};
+        using M = meta_of_tracer<X>;
+        if constexpr ((Axis == 0 ? M::rows : M::cols) > 0) return scaled;
+        else return kiln::where(count_along<Axis>(x) == c<0>, c<0>, scaled);  // no terms: 0, also for v = inf
+    }
 }
+// Whether a product's inner extents are both fixed: checked at compile time.
+template <class Product>
+struct inner_extents_fixed;
+template <class A, class B>
+struct inner_extents_fixed<node<ops::matmul_p, A, B>> : std::bool_constant<(info<A>::cols >= 0 && info<B>::rows >= 0)> {};
 template <class Product, class Sums>
 constexpr auto spread_like(Sums const& sums) {
     using P = meta_of_tracer<tracer<Product>>;
     using S = meta_of_tracer<Sums>;
-    if constexpr (!std::is_same_v<typename S::scalar, typename P::scalar> || S::weak != P::weak)
+    if constexpr (!std::is_same_v<typename S::scalar, typename P::scalar> || S::weak != P::weak) {
         return tracer<Product>{};
-    else if constexpr (P::rows >= 0 && P::cols >= 0 && S::rows == P::rows && S::cols == P::cols)
-        return sums;
-    else
-        return sums + zeros_like(tracer<Product>{});
+    } else {
+        auto const spread = [&] {
+            if constexpr (P::rows >= 0 && P::cols >= 0 && S::rows == P::rows && S::cols == P::cols) return sums;
+            else return sums + zeros_like(tracer<Product>{});
+        }();
+        if constexpr (inner_extents_fixed<Product>::value) return spread;
+        else return make_node<ops::shaped_like_p<false>, decltype(spread), tracer<Product>>();
+    }
 }
 template <class F, class B>
     requires(is_fill<F>::value && floating_product<node<ops::matmul_p, F, B>>)
 struct simplify<node<ops::matmul_p, F, B>> {
-    using type = typename decltype(spread_like<node<ops::matmul_p, F, B>>(
-        scaled_sums<0, typename is_fill<F>::fill>(tracer<B>{})))::kiln_expr;
+    using product = node<ops::matmul_p, F, B>;
+    using type = typename decltype(spread_like<product>(
+        scaled_sums<0, typename info<product>::scalar, typename is_fill<F>::fill>(tracer<B>{})))::kiln_expr;
 };
 template <class A, class F>
     requires(is_fill<F>::value && !is_fill<A>::value && floating_product<node<ops::matmul_p, A, F>>)
 struct simplify<node<ops::matmul_p, A, F>> {
-    using type = typename decltype(spread_like<node<ops::matmul_p, A, F>>(
-        scaled_sums<1, typename is_fill<F>::fill>(tracer<A>{})))::kiln_expr;
+    using product = node<ops::matmul_p, A, F>;
+    using type = typename decltype(spread_like<product>(
+        scaled_sums<1, typename info<product>::scalar, typename is_fill<F>::fill>(tracer<A>{})))::kiln_expr;
 };
 }  // namespace detail
 
