@@ -1,7 +1,7 @@
 // matmul: the matrix product a b of an m x k and a k x n operand (vectors are k x 1 or 1 x k).
 // Always materialized: Eigen's GEMM writes it straight into its temporary. An elementwise operand is
 // materialized first (where an operand's dying buffer can hold it), as GEMM would copy it anyway.
-// A product with a broadcast scalar (a full node) is the other operand's row or column sums instead.
+// Its cotangents for a seed that is a broadcast scalar (sum(A B)'s) are row or column sums, not products.
 #ifndef KILN_OPS_MATMUL_HPP
 #define KILN_OPS_MATMUL_HPP
 
@@ -95,6 +95,54 @@ constexpr auto product_by_elements(L const& l, R const& r) {
     return [&]<long... E>(std::integer_sequence<long, E...>) {
         return kiln::matrix<rows, cols>(detail::product_entry<E / cols, E % cols, 0, TL, TR>(l, r, nullptr)...);
     }(std::make_integer_sequence<long, rows * cols>{});
+}
+
+// The cotangent of a product whose seed is a broadcast scalar v (a full node: sum(A B)'s seed, or mean's):
+// G B^T and A^T G are then B's row sums and A's column sums times v, spread over the operand's extents, O(k n)
+// where the products are O(m k n). Derivatives only: G has the product's shape, so the inner extents agree
+// by construction, and the forward's shape checks are the derivative's as they were. In the product's
+// dtype (an operand of another dtype is converted first). A literal v (never batched) sums the product's
+// own terms v b; a traced v multiplies the sums, so that under vmap a per-example v stays a scalar per
+// example (v B would be a matrix per example): one rounding fewer, but a sum can overflow where its
+// scaled terms would not, and an infinite v gives an infinity where a zero entry made the product NaN; an
+// empty inner extent still gives 0. Floating-point products only.
+template <class N>
+struct is_fill : std::false_type {};
+template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
+    requires(std::is_void_v<T> || std::is_same_v<T, typename info<V>::scalar>)
+struct is_fill<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>> : std::true_type {
+    using fill = tracer<V>;
+};
+// x in dtype R, summed along Axis (the product's inner extent), scaled by the fill.
+template <int Axis, class R, class Fill, class X>
+constexpr auto scaled_sums(X const& x) {
+    auto const xr = [&] {
+        if constexpr (std::is_same_v<typename meta_of_tracer<X>::scalar, R>) return x;
+        else return kiln::cast<R>(x);
+    }();
+    if constexpr (constant_like<typename Fill::kiln_expr>::value) {
+        return kiln::sum(xr * Fill{}, axis<Axis>);
+    } else {
+        auto const scaled = kiln::sum(xr, axis<Axis>) * Fill{};
+        using M = meta_of_tracer<X>;
+        if constexpr ((Axis == 0 ? M::rows : M::cols) > 0) return scaled;
+        else return kiln::where(count_along<Axis>(x) == c<0>, c<0>, scaled);  // no terms: 0, also for v = inf
+    }
+}
+// The sums spread over the extents of `like` (the operand the cotangent belongs to), read through a check
+// against y, the forward product: a mismatch of the forward's operands is reported by that product, naming
+// the arguments, before the sums could meet the wrong extents.
+template <int Axis, class G, class X, class Like, class Y>
+constexpr auto fill_product_cotangent(X const& x, Like const&, Y const&) {
+    using R = typename info<G>::scalar;
+    auto const sums = scaled_sums<Axis, R, typename is_fill<G>::fill>(x);
+    using S = meta_of_tracer<decltype(sums)>;
+    using L = meta_of_tracer<Like>;
+    if constexpr (L::rows >= 0 && L::cols >= 0 && S::rows == L::rows && S::cols == L::cols) return sums;
+    else  // the operand's extents, read after the seed's: the forward product's shape check comes first
+        return sums + make_node<ops::full_p<2, L::rows, L::cols, typename L::scalar, L::weak>,
+                                tracer<constant<typename L::scalar(0)>>,
+                                make_node<ops::shaped_like_p<false>, Like, Y>>();
 }
 }  // namespace detail
 
@@ -207,9 +255,16 @@ struct matmul_p : primitive_base {
         else return matmul(l, r);
     }
     template <std::size_t K>
-    static constexpr auto vjp(auto ct, auto, auto a, auto b) {
-        if constexpr (K == 0) return product<false, true>(ct, b);
-        else return product<true, false>(a, ct);
+    static constexpr auto vjp(auto ct, auto y, auto a, auto b) {
+        using G = typename decltype(ct)::kiln_expr;
+        if constexpr (detail::is_fill<G>::value && std::is_floating_point_v<typename detail::info<G>::scalar>) {
+            if constexpr (K == 0) return detail::fill_product_cotangent<0, G>(transpose(b), a, y);  // B's row sums
+            else return detail::fill_product_cotangent<1, G>(transpose(a), b, y);                  // A's column sums
+        } else if constexpr (K == 0) {
+            return product<false, true>(ct, b);
+        } else {
+            return product<true, false>(a, ct);
+        }
     }
     template <std::size_t K>
     static constexpr auto jvp(auto t, auto, auto a, auto b) {
@@ -235,81 +290,6 @@ struct matmul_p : primitive_base {
     }
 };
 }  // namespace ops
-
-namespace detail {
-// A product with a broadcast scalar v (a full node; the seed of sum(A B)'s derivative is one: dA = G B^T
-// and dB = A^T G with G filled with the cotangent). Every row of (v) B is the same, the sums over its
-// column of v b_kj, and every column of A (v) the sums over its row of a_ik v: the product is those sums
-// spread over its extents, O(k n) instead of GEMM's O(m k n), in the product's dtype (an operand of
-// another dtype is converted first). Where v is a literal (never batched), the sums are of the product's
-// own terms v b_kj, added in another order. Where v is traced it multiplies the sums instead, so that
-// under vmap a per-example v stays a scalar per example (v B would be a matrix per example): one rounding
-// fewer, but a sum can overflow where its scaled terms would not (entries near the largest value), and an
-// infinite v gives an infinity where a zero entry made the product NaN; an empty inner extent still gives 0.
-// The product stays, never evaluated, as an operand read for its extents only, so its inner extents are
-// still checked at run time (a `checked` node where they are not both fixed). Floating-point products only
-// (integer products wrap around as GEMM computes them), and only where the result keeps the product's
-// dtype and weak typing.
-template <class N>
-struct is_fill : std::false_type {};
-template <long Rows, long Cols, class T, bool Weak, class V, class... Like>
-    requires(std::is_void_v<T> || std::is_same_v<T, typename info<V>::scalar>)
-struct is_fill<node<ops::full_p<2, Rows, Cols, T, Weak>, V, Like...>> : std::true_type {
-    using fill = tracer<V>;
-};
-template <class Product>
-concept floating_product = std::is_floating_point_v<typename info<Product>::scalar>;
-// x in dtype R, summed along Axis (the product's inner extent), scaled by the fill.
-template <int Axis, class R, class Fill, class X>
-constexpr auto scaled_sums(X const& x) {
-    auto const xr = [&] {
-        if constexpr (std::is_same_v<typename meta_of_tracer<X>::scalar, R>) return x;
-        else return kiln::cast<R>(x);
-    }();
-    if constexpr (constant_like<typename Fill::kiln_expr>::value) {
-        return kiln::sum(xr * Fill{}, axis<Axis>);
-    } else {
-        auto const scaled = kiln::sum(xr, axis<Axis>) * Fill{};
-        using M = meta_of_tracer<X>;
-        if constexpr ((Axis == 0 ? M::rows : M::cols) > 0) return scaled;
-        else return kiln::where(count_along<Axis>(x) == c<0>, c<0>, scaled);  // no terms: 0, also for v = inf
-    }
-}
-// Whether a product's inner extents are both fixed: checked at compile time.
-template <class Product>
-struct inner_extents_fixed;
-template <class A, class B>
-struct inner_extents_fixed<node<ops::matmul_p, A, B>> : std::bool_constant<(info<A>::cols >= 0 && info<B>::rows >= 0)> {};
-template <class Product, class Sums>
-constexpr auto spread_like(Sums const& sums) {
-    using P = meta_of_tracer<tracer<Product>>;
-    using S = meta_of_tracer<Sums>;
-    if constexpr (!std::is_same_v<typename S::scalar, typename P::scalar> || S::weak != P::weak) {
-        return tracer<Product>{};
-    } else {
-        auto const spread = [&] {
-            if constexpr (P::rows >= 0 && P::cols >= 0 && S::rows == P::rows && S::cols == P::cols) return sums;
-            else return sums + zeros_like(tracer<Product>{});
-        }();
-        if constexpr (inner_extents_fixed<Product>::value) return spread;
-        else return make_node<ops::shaped_like_p<false>, decltype(spread), tracer<Product>>();
-    }
-}
-template <class F, class B>
-    requires(is_fill<F>::value && floating_product<node<ops::matmul_p, F, B>>)
-struct simplify<node<ops::matmul_p, F, B>> {
-    using product = node<ops::matmul_p, F, B>;
-    using type = typename decltype(spread_like<product>(
-        scaled_sums<0, typename info<product>::scalar, typename is_fill<F>::fill>(tracer<B>{})))::kiln_expr;
-};
-template <class A, class F>
-    requires(is_fill<F>::value && !is_fill<A>::value && floating_product<node<ops::matmul_p, A, F>>)
-struct simplify<node<ops::matmul_p, A, F>> {
-    using product = node<ops::matmul_p, A, F>;
-    using type = typename decltype(spread_like<product>(
-        scaled_sums<1, typename info<product>::scalar, typename is_fill<F>::fill>(tracer<A>{})))::kiln_expr;
-};
-}  // namespace detail
 
 template <traced_value A, traced_value B>
 constexpr auto matmul(A const&, B const&) {
