@@ -171,6 +171,58 @@ TEST_F(Rules, LogsumexpSharesItsExponentialsWithItsGradient) {
     EXPECT_EQ(slopes(0), 1.0);
 }
 
+// The parts' shift along axis<1> is each row's own largest element, wherever it is, in every storage: each
+// row's maximum, 750, is in another column and over 709 above the rest, so that exp overflows or the sum
+// underflows to 0 unless each row is shifted by its own maximum. The values
+// and gradients from parts against the rows' logsumexp and softmax computed here, for column-major
+// (dynamic and fixed), row-major and one-column operands, and rows holding +inf or -inf.
+TEST_F(Rules, PartsAlongRowsShiftEachRowByItsMaximum) {
+    double const inf = std::numeric_limits<double>::infinity();
+    MatrixXd x(5, 4);
+    x << 750, -750, 30, -745,   //
+        3, 750, -2, 30,         //
+        -750, -751, -749, -752, //
+        1, 2, 3, 750,           //
+        -inf, 700, inf, 1;
+    auto const lse = [](auto const& v) { return kiln::logsumexp(v, axis<1>); };
+    auto const parts = kiln::value_and_grad([lse](auto const& v) { return std::pair(kiln::sum(lse(v)), lse(v)); },
+                                            kiln::has_aux);
+    auto const check = [&](auto const& operand, MatrixXd const& v, char const* what) {
+        auto const [value_aux, gradient] = kiln::jit(parts)(operand);
+        for (Eigen::Index i = 0; i < v.rows(); ++i) {
+            double const m = v.row(i).maxCoeff(), shift = std::isinf(m) ? 0.0 : m;
+            double s = 0;
+            for (Eigen::Index j = 0; j < v.cols(); ++j) s += std::exp(v(i, j) - shift);
+            double const want = shift + std::log(s);
+            double const got = value_aux.second(i, 0);
+            if (std::isinf(want)) {
+                EXPECT_EQ(got, want) << what << ", row " << i;
+                continue;
+            }
+            EXPECT_NEAR(got, want, 1e-15 * std::abs(want)) << what << ", row " << i;
+            for (Eigen::Index j = 0; j < v.cols(); ++j)
+                EXPECT_NEAR(gradient(i, j), std::exp(v(i, j) - shift) / s, 1e-15) << what << ", " << i << ", " << j;
+        }
+    };
+    check(x, x, "column-major");
+    check(Eigen::Matrix<double, 5, 4>(x), x, "fixed");
+    check(Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>(x), x, "row-major");
+    check(MatrixXd(x.col(2)), MatrixXd(x.col(2)), "one column");
+    MatrixXd const finite = x.topRows(4);
+    // Every row: -inf only (the shift is 0, the value -inf) and +inf (the value +inf).
+    MatrixXd ends(2, 3);
+    ends << -inf, -inf, -inf, 1, inf, 2;
+    auto const [ends_aux, ends_gradient] = kiln::jit(parts)(ends);
+    EXPECT_EQ(ends_aux.second(0, 0), -inf);
+    EXPECT_EQ(ends_aux.second(1, 0), inf);
+    EXPECT_TRUE(ends_gradient.row(0).array().isNaN().all()) << ends_gradient;
+    // log_softmax's shift, unadjusted: the log-probabilities of each row sum to 1 as probabilities.
+    MatrixXd const ls = kiln::jit(kiln::value_and_grad(
+        [](auto const& v) { return std::pair(kiln::sum(kiln::log_softmax(v, axis<1>)), kiln::log_softmax(v, axis<1>)); },
+        kiln::has_aux))(finite).first.second;
+    for (Eigen::Index i = 0; i < 4; ++i) EXPECT_NEAR(ls.row(i).array().exp().sum(), 1.0, 1e-15) << i;
+}
+
 // Differentiated, log_softmax is computed from its parts too (see Logsumexp).
 TEST_F(Rules, SoftmaxAndLogSoftmax) {
     check_rules([](auto const& x) { return kiln::softmax(x, axis<0>); }, dyn(-3, 3));
