@@ -516,4 +516,38 @@ TEST(Graph, ElementwiseOperandOfMatmulIsStoredInADyingBuffer) {
     static_assert(decltype(kiln::trace(gram, x))::num_materialized() == 1);
 }
 
+// Steps a <- tanh(a) / 2 + b, b <- a, each three new nodes, then the sum of a.
+template <int N>
+auto tanh_steps(auto const& a, auto const& b) {
+    if constexpr (N == 0) return kiln::sum(a);
+    else return tanh_steps<N - 1>(kiln::tanh(a) * kiln::c<0.5> + b, a);
+}
+template <class K>
+K key_of(kiln::traced<K> const&);
+
+// A graph of detail::constant_extents_from nodes or more whose extents are all fixed reads them from a
+// constant table instead of computing them on each call (detail/eval/eval.hpp): the table is what the
+// shape rules compute on the arguments, and the graph's value is the same graph's on dynamic-size arguments,
+// whose extents are computed at run time. Nodes of four shapes (3 x 2, 2 x 1, 3 x 1 and scalars), so that
+// a table with an extent in the wrong place differs from the computed one.
+TEST(Graph, AllFixedExtentsOfALargeGraphAreAConstantTable) {
+    auto const f = [](auto const& x, auto const& y, auto const& v) {
+        return tanh_steps<86>(kiln::matmul(x, v) + kiln::sum(y, kiln::axis<1>), kiln::sum(x, kiln::axis<1>));
+    };
+    Eigen::Matrix<double, 3, 2> const x = Eigen::Matrix<double, 3, 2>::Random(), y = Eigen::Matrix<double, 3, 2>::Random();
+    Eigen::Vector2d const v = Eigen::Vector2d::Random();
+    using K = decltype(key_of(kiln::trace(f, x, y, v)));
+    static_assert(kiln::detail::size_of<K> >= kiln::detail::constant_extents_from);
+    static_assert(kiln::detail::extents_fixed<K>::value);
+    auto const computed = kiln::detail::extents_of<K>(std::forward_as_tuple(x, y, v));
+    auto const& table = kiln::detail::constant_extents<K>::value;
+    for (std::size_t i = 0; i < computed.size(); ++i) {
+        EXPECT_EQ(table[i].rows, computed[i].rows) << i;
+        EXPECT_EQ(table[i].cols, computed[i].cols) << i;
+    }
+    double const fixed = kiln::jit(f)(x, y, v);
+    double const dynamic = kiln::jit(f)(MatrixXd(x), MatrixXd(y), VectorXd(v));
+    EXPECT_NEAR(fixed, dynamic, 1e-13 * std::abs(dynamic));
+}
+
 }  // namespace
