@@ -187,6 +187,14 @@ TYPED_TEST(EmptyNormalization, AlongEachAxis) {
         expect_extents(kiln::grad([](auto const& m) { return kiln::sum(TypeParam::template apply<0>(m)); })(x), e.rows, e.cols);
         expect_extents(kiln::grad([](auto const& m) { return kiln::sum(TypeParam::template apply<1>(m)); })(x), e.rows, e.cols);
     }
+    // Operands of no columns, or no rows, at compile time.
+    auto const along_rows = kiln::grad([](auto const& m) { return kiln::sum(TypeParam::template apply<1>(m)); });
+    auto const along_cols = kiln::grad([](auto const& m) { return kiln::sum(TypeParam::template apply<0>(m)); });
+    expect_extents(kiln::jit(along_rows)(Eigen::Matrix<double, 3, 0>()), 3, 0);
+    expect_extents(kiln::jit(along_rows)(Eigen::Matrix<double, Eigen::Dynamic, 0>(4, 0)), 4, 0);
+    expect_extents(kiln::jit(along_cols)(Eigen::Matrix<double, 0, 3>()), 0, 3);
+    expect_extents(kiln::jit([](auto const& m) { return TypeParam::template apply<1>(m); })(Eigen::Matrix<double, 3, 0>()), 3, 0);
+    expect_extents(kiln::jit([](auto const& m) { return TypeParam::template apply<0>(m); })(Eigen::Matrix<double, 0, 3>()), 0, 3);
 }
 
 }  // namespace

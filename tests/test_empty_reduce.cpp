@@ -108,6 +108,10 @@ TYPED_TEST(EmptyReduction, WholeAndAlongEachAxis) {
     check_reduction<TypeParam>(VectorXd(0));
     check_reduction<TypeParam>(RowVectorXd(0));
     check_reduction<TypeParam>(Eigen::Matrix<double, 3, Eigen::Dynamic>(3, 0));
+    // No columns, or no rows, at compile time.
+    check_reduction<TypeParam>(Eigen::Matrix<double, 3, 0>());
+    check_reduction<TypeParam>(Eigen::Matrix<double, Eigen::Dynamic, 0>(4, 0));
+    check_reduction<TypeParam>(Eigen::Matrix<double, 0, 3>());
 }
 
 // A reduction of an empty value inside a larger computation, fused with elementwise work on both sides.
@@ -136,6 +140,14 @@ TYPED_TEST(EmptyReduction, Derivatives) {
         expect_extents(y, e.rows, 1);
         expect_extents(t, e.rows, 1);
     }
+    // Operands of no columns at compile time (logsumexp's parts take each row's maximum by columns).
+    auto const along_rows = kiln::value_and_grad([](auto const& m) { return kiln::sum(TypeParam::apply(m, kiln::axis<1>)); });
+    auto const [fixed_value, fixed_gradient] = kiln::jit(along_rows)(Eigen::Matrix<double, 3, 0>());
+    expect_same(fixed_value, 3 * TypeParam::template empty_value<double>());
+    expect_extents(fixed_gradient, 3, 0);
+    auto const [rows_value, rows_gradient] = kiln::jit(along_rows)(Eigen::Matrix<double, Eigen::Dynamic, 0>(4, 0));
+    expect_same(rows_value, 4 * TypeParam::template empty_value<double>());
+    expect_extents(rows_gradient, 4, 0);
 }
 
 // vmap over no examples (0 rows, mapped along axis 0), and over examples that are each empty.

@@ -32,12 +32,14 @@ struct log_softmax_p : detail::normalization<log_softmax_p<Axis>, Axis> {
     static void assign(Dst& dst, detail::extent out, X const& x) {
         using T = typename log_softmax_p::template rule<A>::scalar;
         auto const src = log_softmax_p::template source<T>(dst, out, x);
-        if (dst.size() == 0) return;
-        auto const m = detail::max_along<Axis>(src);
-        auto const lse = detail::exp_sums_along<Axis>(src, m).log().eval();
-        auto d = dst.array();
-        for (Eigen::Index j = 0; j < d.cols(); ++j)  // (x - m) - lse: JAX's rounding
-            d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)) - detail::for_column<Axis>(lse, j);
+        if constexpr (A::rows != 0 && A::cols != 0) {  // (an operand empty at compile time: Eigen refuses its columns)
+            if (dst.size() == 0) return;
+            auto const m = detail::max_along<Axis>(src);
+            auto const lse = detail::exp_sums_along<Axis>(src, m).log().eval();
+            auto d = dst.array();
+            for (Eigen::Index j = 0; j < d.cols(); ++j)  // (x - m) - lse: JAX's rounding
+                d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)) - detail::for_column<Axis>(lse, j);
+        }
     }
 
     // max, subtract, exp, add, subtract per element; a log per vector

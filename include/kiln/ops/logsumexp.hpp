@@ -73,7 +73,9 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
             dst.setConstant(identity<T>());
             return;
         }
-        if constexpr (!detail::direct_access<decltype(v)>) {
+        // (Not compiled where the reduced extent is 0 at compile time: Eigen refuses that operand's columns.)
+        if constexpr ((Axis == 0 ? A::rows : A::cols) == 0) {
+        } else if constexpr (!detail::direct_access<decltype(v)>) {
             Eigen::Array<T, Eigen::Dynamic, Eigen::Dynamic> const e = v;
             along_axis(dst, e);
         } else {

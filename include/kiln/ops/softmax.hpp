@@ -25,14 +25,16 @@ struct softmax_p : detail::normalization<softmax_p<Axis>, Axis> {
     static void assign(Dst& dst, detail::extent out, X const& x) {
         using T = typename softmax_p::template rule<A>::scalar;
         auto const src = softmax_p::template source<T>(dst, out, x);
-        if (dst.size() == 0) return;
-        auto const m = detail::max_along<Axis>(src);
-        auto d = dst.array();
-        for (Eigen::Index j = 0; j < d.cols(); ++j)
-            d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)).unaryExpr(detail::exp_or_zero_op<T>{});
-        // no exp here: Eigen vectorizes these partial sums either way
-        detail::axis_vector<Axis, T> const inv = detail::reducing<Axis>(d).sum().inverse();
-        for (Eigen::Index j = 0; j < d.cols(); ++j) d.col(j) *= detail::for_column<Axis>(inv, j);
+        if constexpr (A::rows != 0 && A::cols != 0) {  // (an operand empty at compile time: Eigen refuses its columns)
+            if (dst.size() == 0) return;
+            auto const m = detail::max_along<Axis>(src);
+            auto d = dst.array();
+            for (Eigen::Index j = 0; j < d.cols(); ++j)
+                d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)).unaryExpr(detail::exp_or_zero_op<T>{});
+            // no exp here: Eigen vectorizes these partial sums either way
+            detail::axis_vector<Axis, T> const inv = detail::reducing<Axis>(d).sum().inverse();
+            for (Eigen::Index j = 0; j < d.cols(); ++j) d.col(j) *= detail::for_column<Axis>(inv, j);
+        }
     }
     // max, subtract, exp, add, multiply per element; an inverse per vector
     static constexpr double flops(detail::extent out, detail::extent a) {

@@ -302,13 +302,13 @@ struct exp_shift : reduction<Derived, Axis, KeepDims> {
     // time with a scalar load per element (perf: a fifth of softmax cross-entropy's value and gradient over
     // 1000x100, 7x the sweep's time). The same maxima: a maximum does not depend on the order it is taken in.
     // (max_along keeps its own loop: the two sharing one function made vmap's per-row log_softmax loop of
-    // bench_vmap 1.2x slower.)
+    // bench_vmap 1.2x slower.) Not for an operand of 0 columns at compile time, whose col(0) Eigen refuses.
     template <class A, class Dst, class X>
         requires(Axis != all_axes && A::rank == 2)
     static void assign(Dst& dst, extent out, X const& x) {
         using R = typename reduction<Derived, Axis, KeepDims>::template rule<A>::scalar;
         using V = std::remove_cvref_t<decltype(as_array(cast_to<R>(x)))>;
-        if constexpr (Axis == 1 && (int(V::Flags) & Eigen::RowMajorBit) == 0) {
+        if constexpr (Axis == 1 && A::cols != 0 && (int(V::Flags) & Eigen::RowMajorBit) == 0) {
             detail::resize_to(dst, out.rows, out.cols);
             if (dst.size() == 0) return;
             if (x.cols() == 0) {
