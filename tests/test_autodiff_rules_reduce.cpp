@@ -173,9 +173,9 @@ TEST_F(Rules, LogsumexpSharesItsExponentialsWithItsGradient) {
 
 // The parts' shift along axis<1> is each row's own largest element, wherever it is, in every storage: each
 // row's maximum, 750, is in another column and over 709 above the rest, so that exp overflows or the sum
-// underflows to 0 unless each row is shifted by its own maximum. The values
-// and gradients from parts against the rows' logsumexp and softmax computed here, for column-major
-// (dynamic and fixed), row-major and one-column operands, and rows holding +inf or -inf.
+// underflows to 0 unless each row is shifted by its own maximum. The values and gradients from parts
+// against the rows' logsumexp and softmax computed here, for column-major (dynamic and fixed), row-major
+// and one-column operands, and rows holding +inf or -inf.
 TEST_F(Rules, PartsAlongRowsShiftEachRowByItsMaximum) {
     double const inf = std::numeric_limits<double>::infinity();
     MatrixXd x(5, 4);
@@ -208,7 +208,6 @@ TEST_F(Rules, PartsAlongRowsShiftEachRowByItsMaximum) {
     check(Eigen::Matrix<double, 5, 4>(x), x, "fixed");
     check(Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>(x), x, "row-major");
     check(MatrixXd(x.col(2)), MatrixXd(x.col(2)), "one column");
-    MatrixXd const finite = x.topRows(4);
     // Every row: -inf only (the shift is 0, the value -inf) and +inf (the value +inf).
     MatrixXd ends(2, 3);
     ends << -inf, -inf, -inf, 1, inf, 2;
@@ -217,6 +216,7 @@ TEST_F(Rules, PartsAlongRowsShiftEachRowByItsMaximum) {
     EXPECT_EQ(ends_aux.second(1, 0), inf);
     EXPECT_TRUE(ends_gradient.row(0).array().isNaN().all()) << ends_gradient;
     // log_softmax's shift, unadjusted: the log-probabilities of each row sum to 1 as probabilities.
+    MatrixXd const finite = x.topRows(4);
     MatrixXd const ls = kiln::jit(kiln::value_and_grad(
         [](auto const& v) { return std::pair(kiln::sum(kiln::log_softmax(v, axis<1>)), kiln::log_softmax(v, axis<1>)); },
         kiln::has_aux))(finite).first.second;
