@@ -1,7 +1,8 @@
 // The math primitives (atan asin acos sinh cosh asinh acosh atanh erf erfc lgamma digamma polygamma, sign
-// floor ceil round, atan2 mod, and clip): values against the C library and known identities, the edge
-// cases (signed zeros, halves, NaN, infinities, poles, integer mod by zero and of INT_MIN), dtypes,
-// derivatives against central differences of the C library's functions, the IR, the cost and vmap.
+// floor ceil round, atan2 mod, clip, and the values of pow): values against the C library and known
+// identities, the edge cases (signed zeros, halves, NaN, infinities, poles, integer mod by zero and of
+// INT_MIN), dtypes, derivatives against central differences of the C library's functions, the IR, the cost
+// and vmap.
 // Few graphs per test: each distinct kiln::jit costs seconds of compile time.
 #include "support.hpp"
 
@@ -92,6 +93,31 @@ TEST(OpsMath, FloatingUnaryMatchTheCLibrary) {
     EXPECT_TRUE(std::isnan(gach[0]));
     EXPECT_EQ(glg[2], inf);  // lgamma at the pole 0
     EXPECT_EQ(glg[3], inf);  // and at -3
+}
+
+// pow with a traced exponent and integer_pow beyond the cubes are the C library's pow, bit for bit, in
+// every lane of a packet and in the tail: its special values (0 and -0, subnormals, infinities, NaN, a
+// negative base with a fractional exponent), in f64 and f32. (Eigen's packet pow, which kiln used, differs
+// from it by an ulp when compiled for AVX.)
+TEST(OpsMath, PowIsTheCLibrarysPow) {
+    VectorXd x(19);
+    x << 0.0, -0.0, 1e-310, 0.3, 0.999, 1.0, 1.0000001, 2.5, 7.0, 1234.5678, 1e300, inf, -2.0, -0.5, -inf, nan,
+        3.0e-5, 42.0, 0.7071;
+    Eigen::VectorXf const xf = x.cast<float>();
+    auto const f = kiln::jit([](auto const& v, auto const& p, auto const& vf, auto const& pf) {
+        return std::tuple{kiln::pow(v, p), kiln::pow(v, kiln::c<4>), kiln::pow(v, kiln::c<-3>), kiln::pow(vf, pf),
+                          kiln::pow(vf, kiln::c<5>)};
+    });
+    for (double const p : {2.5, -0.78125, 0.5, 3.0, -2.0, 1e-3, 1.0 / 3.0, 0.0}) {
+        auto const [y, y4, ym3, yf, yf5] = f(x, p, xf, static_cast<float>(p));
+        for (int k = 0; k < x.size(); ++k) {
+            expect_same(y[k], std::pow(x[k], p), "pow", k);
+            expect_same(y4[k], std::pow(x[k], 4.0), "integer_pow 4", k);
+            expect_same(ym3[k], std::pow(x[k], -3.0), "integer_pow -3", k);
+            expect_same(yf[k], std::pow(xf[k], static_cast<float>(p)), "pow f32", k);
+            expect_same(yf5[k], std::pow(xf[k], 5.0f), "integer_pow 5, f32", k);
+        }
+    }
 }
 
 // exp below ln of the smallest normal number (-708.4 in f64, -87.3 in f32), where Eigen's vectorized exp
