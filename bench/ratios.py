@@ -36,6 +36,8 @@ LABELS = {
     "elementwise/1000000": "exp(-x·x)·y + 0.5·x, 1e6 elements",
     "elementwise_sin/1000": "exp(-x·x)·sin(y) + 0.5·x, 1e3 elements (scalar sin)",
     "elementwise_sin/1000000": "exp(-x·x)·sin(y) + 0.5·x, 1e6 elements (scalar sin)",
+    "elementwise_pow/1000": "pow(1 + x·x, p)·y, p a run-time scalar, 1e3 elements",
+    "elementwise_pow/1000000": "pow(1 + x·x, p)·y, p a run-time scalar, 1e6 elements",
     "logsumexp_rows": "logsumexp along rows, 1000×100",
     "softmax_xent": "softmax cross-entropy, 1000×100, via log_softmax",
     "softmax_xent[lse]": "softmax cross-entropy, 1000×100, via x − logsumexp",
