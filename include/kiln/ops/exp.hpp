@@ -1,8 +1,8 @@
-// exp: e to the power x, elementwise. Integer operands are computed as f64. Vectorized with Eigen's exp,
-// but 0 where the result would be subnormal (detail::exp_or_zero_op: Eigen's packet exp gave e^-inf =
-// 5.6e-309, so log(exp(-inf)) was -708.4, not -inf). Eigen's f32 exp also overflows to inf from 88.38,
-// where e^x is finite up to 88.72; that is left as Eigen has it (a guard would cost about a third of exp's
-// time, as keeping the low end's subnormals did).
+// exp: e to the power x, elementwise. Integer operands are computed as f64. Eigen's exp (glibc's for f64
+// without AVX, which is faster there: detail::packets_pay), but 0 where the result would be subnormal
+// (detail::exp_or_zero_op: Eigen's packet exp gave e^-inf = 5.6e-309, so log(exp(-inf)) was -708.4, not
+// -inf). Eigen's f32 exp also overflows to inf from 88.38, where e^x is finite up to 88.72; that is left as
+// Eigen has it (a guard would cost about a third of exp's time, as keeping the low end's subnormals did).
 #ifndef KILN_OPS_EXP_HPP
 #define KILN_OPS_EXP_HPP
 

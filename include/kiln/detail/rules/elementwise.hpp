@@ -248,13 +248,50 @@ struct elementwise_unary : primitive_base {
     }
 };
 
-// exp(x) vectorized, but exactly 0 where exp(x) would be subnormal: below ln of the smallest normal
-// number (-708.40 in f64, -87.34 in f32), -inf included, in every lane of a packet and in the scalar tail
-// alike (std::exp there would give the subnormal). Eigen 3.4's packet exp clamps its argument and gave
-// e^-inf = e^-1000 = 5.6e-309 (f64): log(exp(-inf)) was -708.4, not -inf, softmax of a masked (-inf) entry
-// was not 0, and logsumexp of only -inf entries not -inf, as they are in JAX. One compare and one mask per
-// packet (4.5% of exp's time over 1024 doubles with AVX-512; keeping the subnormals by shifting the argument
-// into Eigen's range and scaling back cost 35%). NaN stays NaN. What exp (ops/exp.hpp), softmax and
+// Whether Eigen 3.4's packet exp, log and logistic are faster than the C library's function called per
+// element, for T on the instruction set the program is compiled for. On x86-64's baseline (SSE2 only: a
+// build without -march) Eigen's f64 exp, log and logistic on 2-lane packets took 4.7, 6.5 and 5.4 ns an
+// element against glibc's 3.1, 3.5 and 3.5 (glibc picks an FMA version at run time); with AVX but not AVX2,
+// log took 4.7 (f64) and 4.1 (f32) against 3.6 and 2.2. From AVX2 on, and for f32 otherwise, the packets are
+// as fast or faster (1.5x to 10x), as on other architectures, which keep them (bench/RESULTS.md, "The C
+// library where Eigen's packets are slower").
+enum class packet_fn { exp, log, logistic };
+#if defined(EIGEN_VECTORIZE_SSE2) && !defined(EIGEN_VECTORIZE_AVX)
+inline constexpr bool x86_without_avx = true;
+#else
+inline constexpr bool x86_without_avx = false;
+#endif
+#if defined(EIGEN_VECTORIZE_AVX) && !defined(EIGEN_VECTORIZE_AVX2)
+inline constexpr bool x86_avx_without_avx2 = true;
+#else
+inline constexpr bool x86_avx_without_avx2 = false;
+#endif
+template <class T, packet_fn F>
+inline constexpr bool packets_pay =
+    !(std::is_same_v<T, double> && x86_without_avx) && !(F == packet_fn::log && x86_avx_without_avx2);
+
+// Eigen's elementwise function Op<T> (scalar_log_op, scalar_logistic_op), by packets only where
+// packets_pay<T, F> says so, else Op's scalar path per element (std::log; 1 / (1 + std::exp(-x))).
+template <class T, template <class> class Op, packet_fn F>
+struct packets_where_they_pay {
+    T operator()(T x) const { return Op<T>{}(x); }
+    template <class Packet>
+    Packet packetOp(Packet const& x) const {
+        return Op<T>{}.packetOp(x);
+    }
+};
+template <class T>
+using log_op = packets_where_they_pay<T, Eigen::internal::scalar_log_op, packet_fn::log>;
+template <class T>
+using logistic_op = packets_where_they_pay<T, Eigen::internal::scalar_logistic_op, packet_fn::logistic>;
+
+// exp(x), by packets where packets_pay says so, but exactly 0 where exp(x) would be subnormal: below ln of
+// the smallest normal number (-708.40 in f64, -87.34 in f32), -inf included, in every lane of a packet and in
+// the scalar tail alike (std::exp there would give the subnormal). Eigen 3.4's packet exp clamps its argument
+// and gave e^-inf = e^-1000 = 5.6e-309 (f64): log(exp(-inf)) was -708.4, not -inf, softmax of a masked (-inf)
+// entry was not 0, and logsumexp of only -inf entries not -inf, as they are in JAX. One compare and one mask
+// per packet (4.5% of exp's time over 1024 doubles with AVX-512; keeping the subnormals by shifting the
+// argument into Eigen's range and scaling back cost 35%). NaN stays NaN. What exp (ops/exp.hpp), softmax and
 // logsumexp compute their exponentials with.
 template <class T>
 struct exp_or_zero_op {
@@ -271,7 +308,17 @@ struct exp_or_zero_op {
 
 template <class T>
 struct Eigen::internal::functor_traits<kiln::detail::exp_or_zero_op<T>> {
-    enum { Cost = functor_traits<scalar_exp_op<T>>::Cost + 2, PacketAccess = packet_traits<T>::HasExp };
+    enum {
+        Cost = functor_traits<scalar_exp_op<T>>::Cost + 2,
+        PacketAccess = packet_traits<T>::HasExp && kiln::detail::packets_pay<T, kiln::detail::packet_fn::exp>
+    };
+};
+template <class T, template <class> class Op, kiln::detail::packet_fn F>
+struct Eigen::internal::functor_traits<kiln::detail::packets_where_they_pay<T, Op, F>> {
+    enum {
+        Cost = functor_traits<Op<T>>::Cost,
+        PacketAccess = functor_traits<Op<T>>::PacketAccess && kiln::detail::packets_pay<T, F>
+    };
 };
 
 #endif
