@@ -18,7 +18,7 @@ struct log_p : detail::elementwise_unary<log_p> {
     template <class X>
     static auto apply(X const& x) {
         if constexpr (std::is_arithmetic_v<X>) return std::log(x);
-        else return x.unaryExpr(detail::log_op<typename X::Scalar>{});  // Eigen's log, or libm's without AVX2
+        else return x.unaryExpr(detail::log_op<typename X::Scalar>{});  // Eigen's, or glibc's: packets_pay
     }
     static constexpr auto chain(auto g, auto x, auto) {
         return g / x;

@@ -35,7 +35,8 @@ struct log_softmax_p : detail::normalization<log_softmax_p<Axis>, Axis> {
         if constexpr (A::rows != 0 && A::cols != 0) {  // (an operand empty at compile time: Eigen refuses its columns)
             if (dst.size() == 0) return;
             auto const m = detail::max_along<Axis>(src);
-            auto const lse = detail::exp_sums_along<Axis>(src, m).log().eval();
+            auto const sums = detail::exp_sums_along<Axis>(src, m);
+            auto const lse = sums.unaryExpr(detail::log_op<T>{}).eval();  // the log as kiln::log takes it
             auto d = dst.array();
             for (Eigen::Index j = 0; j < d.cols(); ++j)  // (x - m) - lse: JAX's rounding
                 d.col(j) = (src.col(j) - detail::for_column<Axis>(m, j)) - detail::for_column<Axis>(lse, j);

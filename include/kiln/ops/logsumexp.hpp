@@ -88,7 +88,7 @@ struct logsumexp_p : detail::reduction<logsumexp_p<Axis, KeepDims>, Axis, KeepDi
         auto m = detail::max_along<Axis>(v);
         for (Eigen::Index k = 0; k < m.size(); ++k) m(k) = shift(m(k));
         auto const sums = detail::exp_sums_along<Axis>(v, m);
-        auto const lse = m + sums.log();
+        auto const lse = m + sums.unaryExpr(detail::log_op<typename V::Scalar>{});  // as kiln::log
         if constexpr (Axis == 0 && !KeepDims) dst.array() = lse.transpose();
         else dst.array() = lse;
     }

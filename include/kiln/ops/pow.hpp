@@ -141,7 +141,9 @@ struct integer_pow_p : detail::elementwise_unary<integer_pow_p<N>> {
     static auto apply(X const& x) {
         if constexpr (std::is_arithmetic_v<X>) {
             if constexpr (std::is_integral_v<X>) return detail::integer_power(x, X(N));
-            else return N == 2 ? x * x : N == 3 ? x * x * x : N == -1 ? 1 / x : std::pow(x, X(N));
+            else if constexpr (N == 2 || N == 3 || N == -1 || N == -2)
+                return N == 2 ? x * x : N == 3 ? x * x * x : N == -1 ? 1 / x : 1 / (x * x);  // as the arrays'
+            else return std::pow(x, X(N));
         } else {
             using T = typename X::Scalar;
             if constexpr (N == 0) return x.unaryExpr([](T) { return T(1); });  // 1 even for NaN, as JAX

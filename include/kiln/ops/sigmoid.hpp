@@ -19,7 +19,7 @@ struct sigmoid_p : detail::elementwise_unary<sigmoid_p> {
     template <class X>
     static auto apply(X const& x) {
         if constexpr (std::is_arithmetic_v<X>) return X(1) / (X(1) + std::exp(-x));
-        else return x.unaryExpr(detail::logistic_op<typename X::Scalar>{});  // Eigen's, or libm's exp without AVX
+        else return x.unaryExpr(detail::logistic_op<typename X::Scalar>{});  // Eigen's, or glibc's: packets_pay
     }
     static constexpr auto chain(auto g, auto, auto y) {
         return g * (y * (c<1> - y));

@@ -248,20 +248,20 @@ struct elementwise_unary : primitive_base {
     }
 };
 
-// Whether Eigen 3.4's packet exp, log and logistic are faster than the C library's function called per
-// element, for T on the instruction set the program is compiled for. On x86-64's baseline (SSE2 only: a
-// build without -march) Eigen's f64 exp, log and logistic on 2-lane packets took 4.7, 6.5 and 5.4 ns an
-// element against glibc's 3.1, 3.5 and 3.5 (glibc picks an FMA version at run time); with AVX but not AVX2,
-// log took 4.7 (f64) and 4.1 (f32) against 3.6 and 2.2. From AVX2 on, and for f32 otherwise, the packets are
-// as fast or faster (1.5x to 10x), as on other architectures, which keep them (bench/RESULTS.md, "The C
-// library where Eigen's packets are slower").
+// Whether Eigen 3.4's packet exp, log and logistic are faster than glibc's function called per element,
+// for T on the instruction set the program is compiled for. On x86-64's baseline (SSE2: a build without
+// -march) Eigen's f64 exp, log and logistic on 2-lane packets took 4.7, 6.5 and 5.4 ns an element against
+// glibc's 3.1, 3.5 and 3.5 (glibc picks an FMA version at run time), with SSE4.2 3.5, 4.7 and 3.8; with AVX
+// but not AVX2, log took 4.7 (f64) and 4.1 (f32) against 3.6 and 2.2. From AVX2 on, and for f32 otherwise,
+// the packets are as fast or faster (1.5x to 10x) (bench/RESULTS.md, "The C library where Eigen's packets
+// are slower"). Other C libraries and architectures were not measured and keep Eigen's packets.
 enum class packet_fn { exp, log, logistic };
-#if defined(EIGEN_VECTORIZE_SSE2) && !defined(EIGEN_VECTORIZE_AVX)
+#if defined(__GLIBC__) && defined(EIGEN_VECTORIZE_SSE2) && !defined(EIGEN_VECTORIZE_AVX)
 inline constexpr bool x86_without_avx = true;
 #else
 inline constexpr bool x86_without_avx = false;
 #endif
-#if defined(EIGEN_VECTORIZE_AVX) && !defined(EIGEN_VECTORIZE_AVX2)
+#if defined(__GLIBC__) && defined(EIGEN_VECTORIZE_AVX) && !defined(EIGEN_VECTORIZE_AVX2)
 inline constexpr bool x86_avx_without_avx2 = true;
 #else
 inline constexpr bool x86_avx_without_avx2 = false;
@@ -271,7 +271,8 @@ inline constexpr bool packets_pay =
     !(std::is_same_v<T, double> && x86_without_avx) && !(F == packet_fn::log && x86_avx_without_avx2);
 
 // Eigen's elementwise function Op<T> (scalar_log_op, scalar_logistic_op), by packets only where
-// packets_pay<T, F> says so, else Op's scalar path per element (std::log; 1 / (1 + std::exp(-x))).
+// packets_pay<T, F> says so, else Op's scalar path per element (std::log; for f64 1 / (1 + std::exp(-x)),
+// for f32 Eigen's rational approximation, evaluated one element at a time).
 template <class T, template <class> class Op, packet_fn F>
 struct packets_where_they_pay {
     T operator()(T x) const { return Op<T>{}(x); }
