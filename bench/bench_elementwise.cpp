@@ -5,7 +5,8 @@
 //                                                          this one is bound by libm's scalar sin
 //   elementwise_pow:  out = pow(1 + x*x, p) * y            p a run-time scalar: bound by pow
 //   *_expert:   one Eigen expression: a single loop, no temporary (for pow, std::pow per element: Eigen's
-//               packet pow, *_eigen_packet, is 2-4.6x slower than libm's with AVX; without AVX it is libm's).
+//               packet pow, *_eigen_packet, is 2-8x slower than libm's from SSE4.1 on; with SSE2 alone it
+//               is libm's).
 //   *_stepwise: a named VectorXd per intermediate (what most users write), a loop and a temporary each.
 // n = 1e6 is the workload of record (8 MB per operand); n = 1e3 shows kiln's fixed cost per call (shape
 // checks, the output's allocation) next to Eigen's.
