@@ -1,7 +1,7 @@
 # Reads tests/primitives.txt, checks it against include/kiln/ops/ and kiln.hpp, and generates one test
 # source per ops header into ${CMAKE_CURRENT_BINARY_DIR}/op_headers/ (see the comment at the top of
-# primitives.txt). Included by tests/CMakeLists.txt; sets KILN_OP_HEADER_SOURCES.
-set(_kiln_list "${CMAKE_CURRENT_SOURCE_DIR}/primitives.txt")
+# primitives.txt). Included by tests/op_headers/CMakeLists.txt; sets KILN_OP_HEADER_SOURCES.
+set(_kiln_list "${CMAKE_CURRENT_LIST_DIR}/primitives.txt")
 set(_kiln_ops_dir "${PROJECT_SOURCE_DIR}/include/kiln/ops")
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${_kiln_list}" "${PROJECT_SOURCE_DIR}/include/kiln/kiln.hpp")
 
