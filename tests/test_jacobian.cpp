@@ -290,6 +290,34 @@ TEST(Jacobian, ArgnumsGiveATupleOfJacobians) {
     expect_close(Ju, Eigen::Vector2d::Zero(), 0);
 }
 
+// kiln::jacobian takes the mode with fewer passes when every argument is a scalar too: three scalars
+// into two results are two reverse passes (jacrev's graph), two scalars into three results two forward
+// passes (jacfwd's graph). Each scalar's Jacobian is shaped like the result, in either mode.
+TEST(Jacobian, ScalarArgumentsTakeTheModeWithFewerPasses) {
+    auto const f = [](auto const& a, auto const& b, auto const& c) { return kiln::vector(a * b, kiln::sin(c) + a); };
+    double const a = 0.3, b = -1.2, c = 0.7;
+    auto const wide = kiln::trace(kiln::jacobian(f, kiln::argnums<0, 1, 2>), a, b, c);
+    EXPECT_TRUE(wide.same_graph(kiln::trace(kiln::jacrev(f, kiln::argnums<0, 1, 2>), a, b, c)));
+    EXPECT_FALSE(wide.same_graph(kiln::trace(kiln::jacfwd(f, kiln::argnums<0, 1, 2>), a, b, c)));
+    auto const [Ja, Jb, Jc] = kiln::jit(kiln::jacobian(f, kiln::argnums<0, 1, 2>))(a, b, c);
+    static_assert(std::is_same_v<std::remove_const_t<decltype(Ja)>, Eigen::Vector2d>);
+    expect_close(Ja, Eigen::Vector2d(b, 1), 0);
+    expect_close(Jb, Eigen::Vector2d(a, 0), 0);
+    expect_close(Jc, Eigen::Vector2d(0, std::cos(c)), 1e-15);
+    auto const [Fa, Fb, Fc] = kiln::jit(kiln::jacfwd(f, kiln::argnums<0, 1, 2>))(a, b, c);
+    expect_close(Fa, Ja, 0);
+    expect_close(Fb, Jb, 0);
+    expect_close(Fc, Jc, 1e-15);
+
+    auto const g = [](auto const& a, auto const& b) { return kiln::vector(a * b, a + b, a - b); };
+    auto const tall = kiln::trace(kiln::jacobian(g, kiln::argnums<0, 1>), a, b);
+    EXPECT_TRUE(tall.same_graph(kiln::trace(kiln::jacfwd(g, kiln::argnums<0, 1>), a, b)));
+    EXPECT_FALSE(tall.same_graph(kiln::trace(kiln::jacrev(g, kiln::argnums<0, 1>), a, b)));
+    auto const [Ga, Gb] = kiln::jit(kiln::jacobian(g, kiln::argnums<0, 1>))(a, b);
+    expect_close(Ga, Eigen::Vector3d(b, 1, 1), 0);
+    expect_close(Gb, Eigen::Vector3d(a, 1, -1), 0);
+}
+
 TEST(Jacobian, HasAuxReturnsTheAuxiliaryValueBeside) {
     auto const f = [](auto const& p, auto const& t, auto const& y) {
         auto const r = exponential(p, t, y);

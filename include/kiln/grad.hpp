@@ -146,8 +146,9 @@ auto grad(F f, Options...) {
 }
 
 // The Hessian of f (a scalar function): the n x n matrix of second derivatives with respect to argument 0
-// (or the one of kiln::argnums<i>), a fixed-size vector or scalar, as the Jacobian (forward mode) of the
-// gradient (reverse mode), as jax.hessian; with kiln::has_aux, (Hessian, aux).
+// (or the one of kiln::argnums<i>), a fixed-size vector or scalar, as the Jacobian (forward mode; for a
+// scalar argument the one reverse pass of a scalar result) of the gradient (reverse mode), as jax.hessian;
+// with kiln::has_aux, (Hessian, aux).
 template <class F, class... Options>
     requires detail::derivative_options<Options...>::valid
 auto hessian(F f, Options... options) {

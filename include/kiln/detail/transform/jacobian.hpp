@@ -101,7 +101,6 @@ struct jacobian_of<Transform, Y, mp_list<W...>, Mode> {
     static constexpr jacobian_mode mode = [] {
         if constexpr (Mode != jacobian_mode::automatic) return Mode;
         else if constexpr (YM::rank == 0) return jacobian_mode::reverse;  // one cotangent: grad's graph
-        else if constexpr (((meta_of_node<W>::rank == 0) && ...)) return jacobian_mode::forward;
         else if constexpr (m == dynamic_line || m == not_a_line) return jacobian_mode::forward;
         else if constexpr (((n<W> < 0) || ...)) return jacobian_mode::reverse;
         else return (n<W> + ... + 0) <= m ? jacobian_mode::forward : jacobian_mode::reverse;
