@@ -304,10 +304,6 @@ TEST(Jacobian, ScalarArgumentsTakeTheModeWithFewerPasses) {
     expect_close(Ja, Eigen::Vector2d(b, 1), 0);
     expect_close(Jb, Eigen::Vector2d(a, 0), 0);
     expect_close(Jc, Eigen::Vector2d(0, std::cos(c)), 1e-15);
-    auto const [Fa, Fb, Fc] = kiln::jit(kiln::jacfwd(f, kiln::argnums<0, 1, 2>))(a, b, c);
-    expect_close(Fa, Ja, 0);
-    expect_close(Fb, Jb, 0);
-    expect_close(Fc, Jc, 1e-15);
 
     auto const g = [](auto const& a, auto const& b) { return kiln::vector(a * b, a + b, a - b); };
     auto const tall = kiln::trace(kiln::jacobian(g, kiln::argnums<0, 1>), a, b);
